@@ -1,0 +1,30 @@
+"""nclab: measure, predict and reproduce neural collapse and feature collapse.
+
+>>> import torch, nclab
+>>> feats = torch.randn(60, 8); labels = torch.arange(60) % 3
+>>> stats = nclab.ClassStats.from_features(feats, labels, num_classes=3)
+>>> m = nclab.collapse_metrics(stats)
+>>> 0 < m["nc1"] < 100
+True
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import ConfigError, DataError, DegenerateError, NclabError, TheoryError  # noqa: E402
+from .metrics import collapse_metrics  # noqa: E402
+from .probe import CollapseProbe  # noqa: E402
+from .stats import ClassStats  # noqa: E402
+
+__all__ = [
+    "ClassStats",
+    "CollapseProbe",
+    "ConfigError",
+    "DataError",
+    "DegenerateError",
+    "NclabError",
+    "TheoryError",
+    "__version__",
+    "collapse_metrics",
+]

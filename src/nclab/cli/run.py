@@ -1,0 +1,111 @@
+"""``nclab run EXPERIMENT`` and ``nclab demo``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from ._app import JSON_OPT, app, console, emit_json
+
+
+def default_out(experiment: str, preset: str | None) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"{experiment}-{preset or 'default'}-{stamp}"
+
+
+def print_summary(summary: dict, out: Path) -> None:
+    from ..report.tables import kv_table
+
+    flat = {}
+    for k, v in summary.items():
+        if isinstance(v, bool | int | float | str) and k not in ("experiment", "preset"):
+            flat[k] = v
+        elif isinstance(v, dict) and k in ("metrics", "theory", "paper"):
+            for k2, v2 in v.items():
+                if isinstance(v2, bool | int | float | str):
+                    flat[f"{k}.{k2}"] = v2
+    c = console()
+    c.print(kv_table(flat, title=f"{summary.get('experiment', '')} {summary.get('preset') or ''}"))
+    c.print(f"run directory: {out}")
+
+
+@app.command("run")
+def run_cmd(
+    experiment: str = typer.Argument(None, help="Experiment name (nclab run --list shows them)."),
+    preset: str = typer.Option(None, "--preset", "-p", help="Named preset of the experiment."),
+    set_: list[str] = typer.Option([], "--set", "-s", help="Override a config key: --set a.b=value."),
+    config: Path = typer.Option(None, "--config", help="TOML file with config values (before --set)."),
+    seeds: int = typer.Option(1, "--seeds", help="Run this many seeds (seed, seed+1, ...)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Run directory (default runs/<exp>-<preset>-<time>)."),
+    resume: Path = typer.Option(None, "--resume", help="Continue an interrupted run from its directory."),
+    list_: bool = typer.Option(False, "--list", help="List experiments and their presets."),
+    show_config: bool = typer.Option(False, "--show-config", help="Print the resolved config and exit."),
+    json: bool = JSON_OPT,
+) -> None:
+    """Run an experiment preset into a run directory (config, metrics.jsonl, summary.json, figures)."""
+    from ..config import apply_overrides
+    from ..errors import ConfigError
+    from ..experiments import experiment_names, get_experiment, resume_run, run_experiment
+
+    if list_:
+        rows = {}
+        for name in experiment_names():
+            exp = get_experiment(name)
+            rows[name] = {"description": exp.description, "presets": exp.preset_names()}
+        if json:
+            emit_json(rows)
+        else:
+            for name, r in rows.items():
+                print(f"{name}: {r['description']}\n  presets: {', '.join(r['presets'])}")
+        return
+    if resume is not None:
+        summary = resume_run(resume)
+        out_dir = resume
+    else:
+        if experiment is None:
+            raise ConfigError("name an experiment (nclab run --list shows them)")
+        exp = get_experiment(experiment)
+        cfg = exp.config(preset)
+        if config is not None:
+            from ..config import load_toml_overrides
+
+            cfg = apply_overrides(cfg, load_toml_overrides(config))
+        cfg = apply_overrides(cfg, list(set_))
+        if show_config:
+            print(cfg.to_toml())
+            return
+        out_dir = out or default_out(experiment, preset or exp.default_preset)
+        summary = run_experiment(exp, cfg, out_dir, seeds=seeds, preset=preset or exp.default_preset)
+    if json:
+        emit_json(summary)
+    else:
+        print_summary(summary, Path(out_dir))
+
+
+@app.command()
+def demo(
+    out: Path = typer.Option(None, "--out", "-o", help="Run directory (default runs/demo-<time>)."),
+    epochs: int = typer.Option(None, help="Training epochs (default from the demo config)."),
+    json: bool = JSON_OPT,
+) -> None:
+    """Train a small MLP on the bundled digits for a few seconds and measure collapse layer by layer."""
+    from ..experiments import get_experiment, run_experiment
+
+    exp = get_experiment("demo")
+    cfg = exp.config(None, [f"epochs={epochs}"] if epochs else [])
+    out_dir = out or default_out("demo", None)
+    summary = run_experiment(exp, cfg, out_dir)
+    if json:
+        emit_json(summary)
+        return
+    from ..report.tables import metrics_table
+
+    c = console()
+    c.print(metrics_table(summary["layers"], title="collapse metrics by layer (digits, trained MLP)"))
+    c.print(f"train acc {summary['train_acc']:.3f}, test acc {summary['test_acc']:.3f}, "
+            f"{summary['seconds']:.1f} s")
+    for fig in summary.get("figures", []):
+        c.print(f"figure: {fig}")
+    c.print(f"run directory: {out_dir}")

@@ -1,0 +1,125 @@
+"""``nclab theory NAME --param value ...``: closed-form predictions of the papers."""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from typing import Any
+
+import typer
+
+from ._app import app, console, emit_json
+
+
+def _coerce(name: str, text: str | None, annotation: Any) -> Any:
+    from ..errors import TheoryError
+
+    ann = annotation
+    if isinstance(ann, str):
+        ann = {"int": int, "float": float, "bool": bool, "str": str}.get(ann.split("|")[0].strip(), str)
+    origin = typing.get_origin(ann)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(ann) if a is not type(None)]
+        ann = args[0] if args else str
+        origin = typing.get_origin(ann)
+    try:
+        if ann is bool:
+            return True if text is None else text.lower() in ("1", "true", "yes", "on")
+        if text is None:
+            raise TheoryError(f"--{name} needs a value")
+        if origin in (list, tuple) or ann in (list, tuple):
+            inner = (typing.get_args(ann) or (float,))[0]
+            items = [t for t in text.replace("[", "").replace("]", "").split(",") if t.strip()]
+            return [inner(t.strip()) if inner in (int, float) else float(t) for t in items]
+        if ann is int:
+            f = float(text)
+            if f != int(f):
+                raise ValueError
+            return int(f)
+        if ann is float:
+            return float(text)
+        return text
+    except ValueError:
+        raise TheoryError(f"--{name}: cannot read {text!r} as {getattr(ann, '__name__', ann)}") from None
+
+
+def parse_params(fn, args: list[str]) -> dict[str, Any]:
+    """Parse ``--key value`` / ``--flag`` arguments against the function's signature."""
+    from ..errors import TheoryError
+
+    sig = inspect.signature(fn)
+    hints = typing.get_type_hints(fn)
+    params = {p: sig.parameters[p] for p in sig.parameters}
+    lower = {p.lower().replace("_", "-"): p for p in params}
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if not tok.startswith("--"):
+            raise TheoryError(f"unexpected argument {tok!r}; parameters look like --name value")
+        key, _, inline = tok[2:].partition("=")
+        pname = key.replace("-", "_") if key.replace("-", "_") in params else lower.get(key.lower())
+        if pname is None:
+            raise TheoryError(f"unknown parameter --{key}; parameters: "
+                              + ", ".join("--" + p.replace("_", "-") for p in params))
+        ann = hints.get(pname, str)
+        if inline:
+            val_text = inline
+            i += 1
+        elif ann is bool and (i + 1 >= len(args) or args[i + 1].startswith("--")):
+            val_text = None
+            i += 1
+        else:
+            if i + 1 >= len(args):
+                raise TheoryError(f"--{key} needs a value")
+            val_text = args[i + 1]
+            i += 2
+        out[pname] = _coerce(key, val_text, ann)
+    missing = [p for p, v in params.items() if v.default is inspect.Parameter.empty and p not in out]
+    if missing:
+        raise TheoryError("missing parameters: " + ", ".join("--" + p.replace("_", "-") for p in missing))
+    return out
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def theory(
+    ctx: typer.Context,
+    name: str = typer.Argument(None, help="Prediction name (nclab theory --list)."),
+    list_: bool = typer.Option(False, "--list", help="List the predictions and their parameters."),
+    json: bool = typer.Option(False, "--json", help="Print machine-readable JSON on stdout."),
+) -> None:
+    """Print a closed-form prediction, e.g. nclab theory fc-thm1 --nc 3 --nw 1200 --L 15 --K 1000 --lam 1e-3"""
+    from ..errors import TheoryError
+    from ..theory import PREDICTIONS, get_prediction
+
+    if list_ or name is None:
+        rows = {}
+        for pname in PREDICTIONS:
+            try:
+                fn = get_prediction(pname)
+                rows[pname] = {"params": list(inspect.signature(fn).parameters),
+                               "doc": (inspect.getdoc(fn) or "").splitlines()[0]}
+            except TheoryError as exc:
+                rows[pname] = {"params": [], "doc": f"(unavailable: {exc})"}
+        if json:
+            emit_json(rows)
+        else:
+            for pname, r in rows.items():
+                print(f"{pname}: {r['doc']}\n  params: {', '.join(r['params'])}")
+        return
+    fn = get_prediction(name)
+    params = parse_params(fn, list(ctx.args))
+    pred = fn(**params)
+    out = {"name": name, "params": params, "prediction": pred.to_dict()}
+    if json:
+        emit_json(out)
+        return
+    from ..report.tables import kv_table
+
+    flat = {}
+    for k, v in out["prediction"].items():
+        flat[k] = v if not isinstance(v, list | dict) else str(v)
+    c = console()
+    c.print(kv_table(flat, title=f"{name} " + " ".join(f"{k}={v}" for k, v in params.items()),
+                     key="quantity"))

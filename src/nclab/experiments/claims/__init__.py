@@ -1,0 +1,1 @@
+"""One module per paper, each defining ``CLAIMS: list[Claim]`` (see :mod:`nclab.experiments.registry`)."""

@@ -1,0 +1,77 @@
+"""Shared helpers of the metric families: class-mean matrices and frame distances."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import torch
+
+from ..errors import DataError, DegenerateError
+from ..stats import ClassStats
+
+F64 = torch.float64
+GlobalMean = Literal["class", "sample"]
+
+
+def global_mean(stats: ClassStats, mode: GlobalMean = "class") -> torch.Tensor:
+    """mu_G: the mean of the class means (``"class"``, default) or of the samples (``"sample"``)."""
+    if mode == "class":
+        return stats.means.mean(0)
+    if mode == "sample":
+        w = stats.counts.to(F64)
+        return (stats.means * w[:, None]).sum(0) / w.sum()
+    raise DataError(f"global_mean must be 'class' or 'sample', got {mode!r}")
+
+
+def centred_means(stats: ClassStats, mode: GlobalMean = "class") -> torch.Tensor:
+    """M^T: the K x D matrix of rows mu_c - mu_G (checks that every class has samples)."""
+    stats.check_nonempty()
+    return stats.means - global_mean(stats, mode)
+
+
+def class_means(stats: ClassStats) -> torch.Tensor:
+    """H-bar^T: the K x D matrix of uncentred class means."""
+    stats.check_nonempty()
+    return stats.means
+
+
+def as_f64(a: torch.Tensor, name: str, rows: int | None = None, cols: int | None = None) -> torch.Tensor:
+    if not isinstance(a, torch.Tensor):
+        raise DataError(f"{name} must be a torch.Tensor, got {type(a).__name__}")
+    if a.ndim != 2:
+        raise DataError(f"{name} must be 2D, got shape {tuple(a.shape)}")
+    if rows is not None and a.shape[0] != rows:
+        raise DataError(f"{name} must have {rows} rows (one per class), got shape {tuple(a.shape)}")
+    if cols is not None and a.shape[1] != cols:
+        raise DataError(f"{name} must have {cols} columns (the feature dimension), got {tuple(a.shape)}")
+    a = a.detach().to(F64)
+    if not torch.isfinite(a).all():
+        raise DataError(f"{name} contains NaN or Inf values")
+    return a
+
+
+def frob(a: torch.Tensor, what: str) -> torch.Tensor:
+    n = torch.linalg.matrix_norm(a)
+    if float(n) == 0.0:
+        raise DegenerateError(f"{what} is zero: its normalised form is undefined")
+    return n
+
+
+def frame_distance(a: torch.Tensor, target: torch.Tensor, what: str) -> float:
+    """|| A A^T / ||A A^T||_F - target ||_F for a K-row matrix A (target already normalised)."""
+    g = a @ a.T
+    return float(torch.linalg.matrix_norm(g / frob(g, f"the Gram matrix of {what}") - target))
+
+
+def etf_target(k: int, device=None) -> torch.Tensor:
+    """(I - 11^T/K) / sqrt(K-1): the normalised Gram matrix of a K-vector simplex ETF."""
+    if k < 2:
+        raise DegenerateError("a simplex ETF needs at least 2 classes")
+    eye = torch.eye(k, dtype=F64, device=device)
+    return (eye - 1.0 / k) / math.sqrt(k - 1)
+
+
+def of_target(k: int, device=None) -> torch.Tensor:
+    """I / sqrt(K): the normalised Gram matrix of K orthonormal vectors."""
+    return torch.eye(k, dtype=F64, device=device) / math.sqrt(k)

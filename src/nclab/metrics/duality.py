@@ -1,0 +1,42 @@
+"""NC3: alignment of the classifier with the class means (self-duality)."""
+
+from __future__ import annotations
+
+import torch
+
+from ..stats import ClassStats
+from ._common import GlobalMean, as_f64, centred_means, class_means, frob
+
+
+def nc3(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "class") -> float:
+    r"""Self-duality of the classifier and the centred class means (Papyan et al. 2020).
+
+    .. math:: \mathrm{NC3} = \left\| \frac{W}{\|W\|_F} - \frac{M^\top}{\|M\|_F} \right\|_F^2
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> k = 3; mu = torch.eye(k) - 1 / k
+    >>> s = ClassStats(k, k); s.update(mu + 4, torch.arange(k))  # means shifted: M is centred
+    >>> round(nc3(s, 2.5 * mu), 12)
+    0.0
+    """
+    m = centred_means(stats, global_mean)
+    w = as_f64(weights, "weights", stats.num_classes, stats.dim).to(m.device)
+    diff = w / frob(w, "the classifier") - m / frob(m, "the centred class means")
+    return float((diff * diff).sum())
+
+
+def nc3_of(stats: ClassStats, weights: torch.Tensor) -> float:
+    r"""Alignment of the classifier with the uncentred class means (Tirer & Bruna, bias-free models).
+
+    .. math:: \mathrm{NC3}^{OF} = \left\| \frac{W}{\|W\|_F} - \frac{\bar H^\top}{\|\bar H\|_F} \right\|_F
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> s = ClassStats(2, 3); s.update(torch.eye(2, 3), torch.arange(2))
+    >>> round(nc3_of(s, 7 * torch.eye(2, 3)), 12)
+    0.0
+    """
+    h = class_means(stats)
+    w = as_f64(weights, "weights", stats.num_classes, stats.dim).to(h.device)
+    return float(torch.linalg.matrix_norm(w / frob(w, "the classifier") - h / frob(h, "the class means")))

@@ -1,0 +1,129 @@
+"""NC2: geometry of the class means and classifier rows (ETF / orthogonal frame, conditioning)."""
+
+from __future__ import annotations
+
+import torch
+
+from ..errors import DegenerateError
+from ..stats import ClassStats
+from ._common import GlobalMean, as_f64, centred_means, class_means, etf_target, frame_distance, of_target
+
+
+def etf_distance(a: torch.Tensor) -> float:
+    r"""Distance of a K-row matrix's normalised Gram matrix to a simplex ETF's.
+
+    .. math:: \mathrm{ETF}(A) = \left\| \frac{AA^\top}{\|AA^\top\|_F} - \frac{I - \frac1K 11^\top}{\sqrt{K-1}} \right\|_F
+
+    >>> import torch
+    >>> k = 4; etf = torch.eye(k) - 1 / k  # rows of a centred identity form a simplex ETF
+    >>> round(etf_distance(etf), 12)
+    0.0
+    """
+    a = as_f64(a, "A")
+    return frame_distance(a, etf_target(a.shape[0], a.device), "A")
+
+
+def of_distance(a: torch.Tensor) -> float:
+    r"""Distance of a K-row matrix's normalised Gram matrix to an orthogonal frame's.
+
+    .. math:: \mathrm{OF}(A) = \left\| \frac{AA^\top}{\|AA^\top\|_F} - \frac{I}{\sqrt{K}} \right\|_F
+
+    >>> import torch
+    >>> round(of_distance(3.0 * torch.eye(4, 6)), 12)
+    0.0
+    """
+    a = as_f64(a, "A")
+    return frame_distance(a, of_target(a.shape[0], a.device), "A")
+
+
+def nc2_etf(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
+    """ETF(M^T): distance of the centred class means to a simplex ETF (Papyan; Tirer & Bruna NC2^ETF).
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> k = 5; mu = 3 * (torch.eye(k) - 1 / k) + 7  # a simplex ETF shifted away from the origin
+    >>> s = ClassStats(k, k); s.update(mu, torch.arange(k))
+    >>> round(nc2_etf(s), 12)
+    0.0
+    """
+    m = centred_means(stats, global_mean)
+    return frame_distance(m, etf_target(stats.num_classes, m.device), "the centred class means")
+
+
+def nc2_of(stats: ClassStats) -> float:
+    """OF(H-bar^T): distance of the uncentred class means to an orthogonal frame (Tirer & Bruna NC2^OF).
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> s = ClassStats(3, 4); s.update(2 * torch.eye(3, 4), torch.arange(3))
+    >>> round(nc2_of(s), 12)
+    0.0
+    """
+    h = class_means(stats)
+    return frame_distance(h, of_target(stats.num_classes, h.device), "the class means")
+
+
+def nc2_w_etf(weights: torch.Tensor) -> float:
+    """ETF(W) of a K x D classifier (Tirer & Bruna NC2^ETF of W)."""
+    return etf_distance(weights)
+
+
+def nc2_w_of(weights: torch.Tensor) -> float:
+    """OF(W) of a K x D classifier (Tirer & Bruna NC2^OF of W)."""
+    return of_distance(weights)
+
+
+def nc2_kappa(stats: ClassStats) -> float:
+    r"""Condition number of the uncentred class-mean matrix, :math:`s_1(\bar H)/s_K(\bar H)`.
+
+    Source: Jacot et al. (ICLR 2025), NC2. Needs D >= K and linearly independent means.
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> s = ClassStats(2, 2); s.update(torch.tensor([[2., 0.], [0., 1.]]), torch.tensor([0, 1]))
+    >>> nc2_kappa(s)
+    2.0
+    """
+    h = class_means(stats)
+    k, d = h.shape
+    if d < k:
+        raise DegenerateError(f"nc2_kappa needs D >= K (the K-th singular value of a D x K matrix); "
+                              f"got D={d} < K={k}")
+    s = torch.linalg.svdvals(h)
+    if float(s[-1]) <= float(s[0]) * k * torch.finfo(s.dtype).eps:
+        raise DegenerateError("nc2_kappa is infinite: the class means are linearly dependent")
+    return float(s[0] / s[-1])
+
+
+def nc2_equinorm(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
+    """Coefficient of variation (population std / mean) of the norms ||mu_c - mu_G|| (Papyan).
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> s = ClassStats(2, 1); s.update(torch.tensor([[1.], [-3.]]), torch.tensor([0, 1]))
+    >>> nc2_equinorm(s)  # norms 2 and 2
+    0.0
+    """
+    n = centred_means(stats, global_mean).norm(dim=1)
+    mean = n.mean()
+    if float(mean) == 0.0:
+        raise DegenerateError("nc2_equinorm is undefined: all class means coincide")
+    return float(n.std(correction=0) / mean)
+
+
+def nc2_equiangle(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
+    """Population std of cos(mu_c - mu_G, mu_c' - mu_G) over pairs c < c' (Papyan).
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> k = 4; s = ClassStats(k, k); s.update(torch.eye(k) - 1 / k, torch.arange(k))
+    >>> round(nc2_equiangle(s), 12)  # simplex ETF: every cosine is -1/(K-1)
+    0.0
+    """
+    m = centred_means(stats, global_mean)
+    n = m.norm(dim=1)
+    if bool((n == 0).any()):
+        raise DegenerateError("nc2_equiangle is undefined: a class mean equals the global mean")
+    u = m / n[:, None]
+    i, j = torch.triu_indices(stats.num_classes, stats.num_classes, 1, device=m.device)
+    return float((u[i] * u[j]).sum(1).std(correction=0))

@@ -1,0 +1,116 @@
+"""Metrics of weight matrices and pre-activations (Jacot et al.): balancedness, negativity."""
+
+from __future__ import annotations
+
+import torch
+
+from ..errors import DataError, DegenerateError
+from ._common import F64, as_f64
+
+
+def _op_norm_sym(a: torch.Tensor) -> float:
+    """Operator norm of a symmetric matrix: its largest absolute eigenvalue."""
+    ev = torch.linalg.eigvalsh(a)
+    return float(ev.abs().max())
+
+
+def balancedness(w_next: torch.Tensor, w_prev: torch.Tensor) -> float:
+    r"""Relative imbalance of two consecutive layers :math:`W_{l+1}` (after) and :math:`W_l` (before).
+
+    .. math:: \frac{\|W_{l+1}^\top W_{l+1} - W_l W_l^\top\|_{op}}
+              {\min(\|W_{l+1}^\top W_{l+1}\|_{op}, \|W_l W_l^\top\|_{op})}
+
+    Shapes follow ``nn.Linear``: ``w_prev`` is (n_l, n_{l-1}), ``w_next`` is (n_{l+1}, n_l).
+    Source: Jacot, Súkeník, Wang & Mondelli (ICLR 2025), §6.
+
+    >>> import torch
+    >>> q, _ = torch.linalg.qr(torch.randn(4, 4, dtype=torch.float64))
+    >>> round(balancedness(2 * q, 2 * q.T), 10)  # W_{l+1}^T W_{l+1} = W_l W_l^T = 4 I
+    0.0
+    """
+    wn = as_f64(w_next, "w_next")
+    wp = as_f64(w_prev, "w_prev")
+    if wn.shape[1] != wp.shape[0]:
+        raise DataError(
+            f"w_next {tuple(wn.shape)} does not follow w_prev {tuple(wp.shape)}: "
+            f"w_next.shape[1] must equal w_prev.shape[0]"
+        )
+    a, b = wn.T @ wn, wp @ wp.T
+    denom = min(_op_norm_sym(a), _op_norm_sym(b))
+    if denom == 0.0:
+        raise DegenerateError("balancedness is undefined: a weight matrix is zero")
+    return _op_norm_sym(a - b) / denom
+
+
+class NegativityStats:
+    r"""Accumulates :math:`Z^\top Z` and :math:`\min(Z,0)^\top \min(Z,0)` over batches of rows of Z.
+
+    ``compute()`` returns :math:`\|Z-\mathrm{relu}(Z)\|_{op} / \|Z\|_{op}`, the negativity of a
+    pre-activation matrix (Jacot et al.), from D x D Gram matrices, so Z is never held whole.
+
+    >>> import torch
+    >>> z = torch.randn(100, 6)
+    >>> s = NegativityStats(6); s.update(z[:50]); s.update(z[50:])
+    >>> abs(s.compute() - negativity(z)) < 1e-12
+    True
+    """
+
+    def __init__(self, dim: int, device=None):
+        self.dim = dim
+        self.gram = torch.zeros(dim, dim, dtype=F64, device=device)
+        self.neg_gram = torch.zeros(dim, dim, dtype=F64, device=device)
+        self.n = 0
+
+    def update(self, z: torch.Tensor) -> None:
+        z = z.detach()
+        if z.ndim != 2 or z.shape[1] != self.dim:
+            raise DataError(f"expected pre-activations of shape (N, {self.dim}), got {tuple(z.shape)}")
+        z = z.to(self.gram.device, F64)
+        if not torch.isfinite(z).all():
+            raise DataError("pre-activations contain NaN or Inf values")
+        neg = z.clamp_max(0)
+        self.gram.addmm_(z.T, z)
+        self.neg_gram.addmm_(neg.T, neg)
+        self.n += z.shape[0]
+
+    def merge(self, other: NegativityStats) -> NegativityStats:
+        self.gram += other.gram.to(self.gram.device)
+        self.neg_gram += other.neg_gram.to(self.gram.device)
+        self.n += other.n
+        return self
+
+    def all_reduce(self, group=None) -> NegativityStats:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            dist.all_reduce(self.gram, group=group)
+            dist.all_reduce(self.neg_gram, group=group)
+            n = torch.tensor([float(self.n)], dtype=F64, device=self.gram.device)
+            dist.all_reduce(n, group=group)
+            self.n = int(n.item())
+        return self
+
+    def compute(self) -> float:
+        top = _op_norm_sym(self.gram)
+        if top == 0.0:
+            raise DegenerateError("negativity is undefined: Z is zero")
+        return (max(_op_norm_sym(self.neg_gram), 0.0) / top) ** 0.5
+
+
+def negativity(z: torch.Tensor) -> float:
+    r"""How much a ReLU changes a pre-activation matrix Z (rows are samples).
+
+    .. math:: \frac{\|Z - \mathrm{relu}(Z)\|_{op}}{\|Z\|_{op}}
+
+    Source: Jacot et al. (ICLR 2025), §6. 0 when Z >= 0 (the ReLU is the identity), 1 when Z <= 0.
+
+    >>> import torch
+    >>> negativity(torch.rand(10, 3))
+    0.0
+    >>> negativity(-torch.rand(10, 3))
+    1.0
+    """
+    z = as_f64(z, "Z")
+    s = NegativityStats(z.shape[1], z.device)
+    s.update(z)
+    return s.compute()

@@ -1,0 +1,1 @@
+"""Models: the UFM family, word networks h / h*, MLPs with linear heads, ResNet / transformer blocks."""

@@ -1,0 +1,1 @@
+"""Tables (rich) and figures (matplotlib, loaded lazily) of results."""

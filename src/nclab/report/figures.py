@@ -1,0 +1,122 @@
+"""Figures (matplotlib, imported only here, with the non-interactive Agg backend)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as pyplot
+
+    return pyplot
+
+
+@dataclass
+class Panel:
+    """One subplot: ``series`` maps a label to (x, y) or to (x, y, y_std) for a ±1 std band."""
+
+    title: str
+    series: Mapping[str, tuple] = field(default_factory=dict)
+    xlabel: str = ""
+    ylabel: str = ""
+    logy: bool = False
+    logx: bool = False
+    hlines: Sequence[tuple[float, str]] = ()  # (y, label) reference lines
+    vlines: Sequence[tuple[float, str]] = ()
+
+
+def save_panels(path: str | Path, panels: Sequence[Panel], suptitle: str = "", ncols: int | None = None,
+                width: float = 4.2, height: float = 3.3) -> Path:
+    """Draw panels side by side (wrapping after ``ncols``) and save a PNG; returns the path."""
+    import math
+
+    pyplot = plt()
+    n = len(panels)
+    ncols = ncols or min(n, 4)
+    nrows = math.ceil(n / ncols)
+    fig, axes = pyplot.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    for ax, p in zip(axes.flat, panels, strict=False):
+        for label, s in p.series.items():
+            x, y = s[0], s[1]
+            pts = [(a, b) for a, b in zip(x, y, strict=True) if b is not None]
+            if not pts:
+                continue
+            xs, ys = zip(*pts, strict=True)
+            if p.logy:
+                keep = [(a, b) for a, b in zip(xs, ys, strict=True) if b > 0]
+                if not keep:
+                    continue
+                xs, ys = zip(*keep, strict=True)
+            (line,) = ax.plot(xs, ys, label=label, marker="." if len(xs) < 40 else None)
+            if len(s) > 2 and s[2] is not None:
+                sd = s[2]
+                lo = [b - e for b, e in zip(y, sd, strict=True) if b is not None]
+                hi = [b + e for b, e in zip(y, sd, strict=True) if b is not None]
+                if p.logy:
+                    lo = [max(v, 1e-300) for v in lo]
+                ax.fill_between(x[: len(lo)], lo, hi, alpha=0.2, color=line.get_color())
+        for yv, lab in p.hlines:
+            ax.axhline(yv, color="k", ls="--", lw=1, label=lab)
+        for xv, lab in p.vlines:
+            ax.axvline(xv, color="gray", ls=":", lw=1.2, label=lab)
+        if p.logy:
+            ax.set_yscale("log")
+        if p.logx:
+            ax.set_xscale("log")
+        ax.set_title(p.title, fontsize=10)
+        ax.set_xlabel(p.xlabel)
+        ax.set_ylabel(p.ylabel)
+        if p.series or p.hlines:
+            ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    pyplot.close(fig)
+    return path
+
+
+def curves_from_records(records: Sequence[Mapping], x_key: str, y_key: str) -> tuple[list, list]:
+    """(x, y) lists from logged records, skipping records without ``y_key`` (nested keys: 'a.b')."""
+    xs, ys = [], []
+    for r in records:
+        v = r
+        for part in y_key.split("."):
+            v = v.get(part) if isinstance(v, Mapping) else None
+            if v is None:
+                break
+        if v is not None and x_key in r:
+            xs.append(r[x_key])
+            ys.append(v)
+    return xs, ys
+
+
+def heatmaps(path: str | Path, mats: Mapping[str, object], suptitle: str = "") -> Path:
+    """Side-by-side heatmaps of square matrices (e.g. class-mean Gram matrices)."""
+    import numpy as np
+
+    pyplot = plt()
+    n = len(mats)
+    fig, axes = pyplot.subplots(1, n, figsize=(3.4 * n, 3.2), squeeze=False)
+    for ax, (title, m) in zip(axes.flat, mats.items(), strict=True):
+        im = ax.imshow(np.asarray(m), cmap="viridis")
+        ax.set_title(title, fontsize=9)
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    pyplot.close(fig)
+    return path

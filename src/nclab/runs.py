@@ -1,0 +1,186 @@
+"""Run directories: one folder per run, as DESIGN.md describes.
+
+::
+
+    run_dir/
+      config.toml      the fully resolved config (plus experiment and preset names)
+      metrics.jsonl    one JSON object per logged step
+      summary.json     final numbers, theory predictions beside them, versions, seed, wall time
+      figures/*.png
+      checkpoint.pt    while running (removed when the run finishes, unless kept)
+      error.txt        traceback, when the run raised
+
+>>> import tempfile
+>>> run = RunDir(tempfile.mkdtemp())
+>>> run.log({"step": 0, "loss": 1.5})
+>>> run.log({"step": 10, "loss": 0.5})
+>>> [r["loss"] for r in run.read_metrics()]
+[1.5, 0.5]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import RunError
+
+SUMMARY = "summary.json"
+METRICS = "metrics.jsonl"
+CONFIG = "config.toml"
+CHECKPOINT = "checkpoint.pt"
+ERROR = "error.txt"
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert tensors, numpy values and dataclasses to plain JSON types (NaN/Inf become None)."""
+    if hasattr(obj, "to_dict") and callable(obj.to_dict):
+        return to_jsonable(obj.to_dict())
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if hasattr(obj, "tolist"):  # numpy / torch
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, Path):
+        return str(obj)
+    try:
+        return to_jsonable(float(obj))
+    except (TypeError, ValueError):
+        return str(obj)
+
+
+def dumps(obj: Any, indent: int | None = None) -> str:
+    return json.dumps(to_jsonable(obj), indent=indent, allow_nan=False)
+
+
+def versions() -> dict[str, str]:
+    """Versions of the software a result depends on."""
+    import numpy
+    import torch
+
+    from . import __version__
+
+    return {
+        "nclab": __version__,
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+        "python": platform.python_version(),
+    }
+
+
+class RunDir:
+    """A run directory. Creating one makes the folder; nothing else is written until asked."""
+
+    def __init__(self, path: str | Path, create: bool = True):
+        self.path = Path(path)
+        if create:
+            self.path.mkdir(parents=True, exist_ok=True)
+        elif not self.path.is_dir():
+            raise RunError(f"run directory not found: {self.path}")
+        self._t0 = time.perf_counter()
+
+    # --- files -------------------------------------------------------------------------------
+    @property
+    def figures(self) -> Path:
+        p = self.path / "figures"
+        p.mkdir(exist_ok=True)
+        return p
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.path / CHECKPOINT
+
+    def write_config(self, cfg: Any, **meta: Any) -> None:
+        """Write ``config.toml``: the resolved config plus ``[nclab]`` metadata (experiment, preset)."""
+        import tomli_w
+
+        from .config import _drop_none
+
+        data = cfg.to_dict() if hasattr(cfg, "to_dict") else dict(cfg)
+        body = tomli_w.dumps(_drop_none(to_jsonable(data)))
+        head = tomli_w.dumps({"nclab": _drop_none(to_jsonable(meta))}) if meta else ""
+        (self.path / CONFIG).write_text(body + ("\n" + head if head else ""))
+
+    def read_config(self) -> dict[str, Any]:
+        import tomllib
+
+        p = self.path / CONFIG
+        if not p.is_file():
+            raise RunError(f"{self.path} has no {CONFIG}: not a run directory")
+        return tomllib.loads(p.read_text())
+
+    def log(self, record: Mapping[str, Any]) -> None:
+        """Append one record to ``metrics.jsonl``."""
+        with open(self.path / METRICS, "a") as f:
+            f.write(dumps(record) + "\n")
+
+    def read_metrics(self) -> list[dict[str, Any]]:
+        p = self.path / METRICS
+        if not p.is_file():
+            return []
+        return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+    def truncate_metrics(self, keep: int) -> None:
+        """Keep only the first ``keep`` records (used when resuming from a checkpoint)."""
+        rows = self.read_metrics()[:keep]
+        (self.path / METRICS).write_text("".join(dumps(r) + "\n" for r in rows))
+
+    def write_summary(self, summary: Mapping[str, Any], seconds: float | None = None) -> dict:
+        out = dict(summary)
+        out.setdefault("seconds", seconds if seconds is not None else self.elapsed())
+        out.setdefault("versions", versions())
+        tmp = self.path / (SUMMARY + ".tmp")
+        tmp.write_text(dumps(out, indent=2) + "\n")
+        os.replace(tmp, self.path / SUMMARY)
+        return to_jsonable(out)
+
+    def read_summary(self) -> dict[str, Any]:
+        p = self.path / SUMMARY
+        if not p.is_file():
+            raise RunError(f"{self.path} has no {SUMMARY}: the run has not finished")
+        return json.loads(p.read_text())
+
+    @property
+    def finished(self) -> bool:
+        return (self.path / SUMMARY).is_file()
+
+    def write_error(self, text: str) -> None:
+        (self.path / ERROR).write_text(text)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._t0
+
+    # --- checkpoints ---------------------------------------------------------------------------
+    def save_checkpoint(self, state: Mapping[str, Any]) -> None:
+        """Atomically write ``checkpoint.pt`` (any picklable state with tensors)."""
+        import torch
+
+        tmp = self.path / (CHECKPOINT + ".tmp")
+        torch.save(dict(state), tmp)
+        os.replace(tmp, self.checkpoint_path)
+
+    def load_checkpoint(self) -> dict[str, Any] | None:
+        import torch
+
+        if not self.checkpoint_path.is_file():
+            return None
+        return torch.load(self.checkpoint_path, map_location="cpu", weights_only=False)
+
+    def remove_checkpoint(self) -> None:
+        self.checkpoint_path.unlink(missing_ok=True)
+
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"

@@ -1,0 +1,5 @@
+"""The training loop shared by every experiment, and optimiser helpers."""
+
+from .loop import fit
+
+__all__ = ["fit"]
