@@ -12,10 +12,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import ConfigError, DataError, DegenerateError, NclabError, TheoryError  # noqa: E402
-from .metrics import collapse_metrics  # noqa: E402
-from .probe import CollapseProbe  # noqa: E402
-from .stats import ClassStats  # noqa: E402
+from .errors import ConfigError, DataError, DegenerateError, NclabError, TheoryError
+from .metrics import collapse_metrics
+from .probe import CollapseProbe
+from .stats import ClassStats
 
 __all__ = [
     "ClassStats",

@@ -94,7 +94,11 @@ def _check_keys(cls: type[pydantic.BaseModel], data: Mapping[str, Any], prefix: 
             names = ", ".join(cls.model_fields) or "(none)"
             raise ConfigError(f"unknown key '{prefix}{key}'; valid keys{where}: {names}")
         ann = field.annotation
-        if isinstance(ann, type) and issubclass(ann, pydantic.BaseModel) and isinstance(value, Mapping):
+        if (
+            isinstance(ann, type)
+            and issubclass(ann, pydantic.BaseModel)
+            and isinstance(value, Mapping)
+        ):
             _check_keys(ann, value, prefix + key + ".")
 
 
@@ -167,7 +171,9 @@ def apply_overrides(cfg: C, overrides: Iterable[str] | Mapping[str, Any]) -> C:
         pairs = []
         for item in overrides:
             if "=" not in item:
-                raise ConfigError(f"override {item!r} must look like key=value (e.g. model.lr=0.01)")
+                raise ConfigError(
+                    f"override {item!r} must look like key=value (e.g. model.lr=0.01)"
+                )
             key, _, value = item.partition("=")
             pairs.append((key.strip(), parse_value(value)))
     data = cfg.to_dict()

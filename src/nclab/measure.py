@@ -25,7 +25,7 @@ def load_arrays(path: str | Path) -> dict[str, torch.Tensor]:
         try:
             with np.load(path, allow_pickle=False) as f:
                 raw = {k: f[k] for k in f.files}
-        except Exception as exc:  # noqa: BLE001 - unreadable file
+        except Exception as exc:
             raise DataError(f"cannot read {path} as .npz: {exc}") from None
         data = {}
         for k, v in raw.items():
@@ -35,17 +35,21 @@ def load_arrays(path: str | Path) -> dict[str, torch.Tensor]:
     elif path.suffix in (".pt", ".pth"):
         try:
             obj = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as exc:  # noqa: BLE001 - unreadable file
+        except Exception as exc:
             raise DataError(f"cannot read {path} as a torch file: {exc}") from None
         if not isinstance(obj, dict):
-            raise DataError(f"{path} must hold a dict of tensors with keys {KEYS}, got {type(obj).__name__}")
+            raise DataError(
+                f"{path} must hold a dict of tensors with keys {KEYS}, got {type(obj).__name__}"
+            )
         data = {k: torch.as_tensor(v) for k, v in obj.items() if k in KEYS}
     else:
         raise DataError(f"unsupported file type {path.suffix!r}: use .npz or .pt")
     for key in ("features", "labels"):
         if key not in data:
-            raise DataError(f"{path} has no array {key!r} (found: {', '.join(data) or 'nothing'}); "
-                            f"expected features (N x D), labels (N), optional weights (K x D), bias (K)")
+            raise DataError(
+                f"{path} has no array {key!r} (found: {', '.join(data) or 'nothing'}); "
+                f"expected features (N x D), labels (N), optional weights (K x D), bias (K)"
+            )
     return data
 
 
@@ -74,8 +78,10 @@ def measure_arrays(
     labels = check_labels_integral(labels)
     n, d = features.shape
     if labels.ndim != 1 or labels.shape[0] != n:
-        raise DataError(f"labels must have shape ({n},) to match features {tuple(features.shape)}, "
-                        f"got {tuple(labels.shape)}")
+        raise DataError(
+            f"labels must have shape ({n},) to match features {tuple(features.shape)}, "
+            f"got {tuple(labels.shape)}"
+        )
     if n == 0:
         raise DataError("features have no rows")
     if not torch.isfinite(features).all():
@@ -89,10 +95,12 @@ def measure_arrays(
     if lo < 0 or hi >= num_classes:
         raise DataError(f"labels must lie in [0, {num_classes}), got values in [{lo}, {hi}]")
     if weights is not None and tuple(weights.shape) != (num_classes, d):
-        raise DataError(f"weights must have shape (K, D) = ({num_classes}, {d}), got {tuple(weights.shape)}")
+        raise DataError(
+            f"weights must have shape (K, D) = ({num_classes}, {d}), got {tuple(weights.shape)}"
+        )
     if bias is not None and tuple(bias.shape) != (num_classes,):
         raise DataError(f"bias must have shape ({num_classes},), got {tuple(bias.shape)}")
-    stats = ClassStats.from_features(features, labels, num_classes=num_classes)
+    stats = ClassStats.from_features(features, labels, num_classes=num_classes, decisions=False)
     dropped: list[int] = []
     if drop_empty:
         stats, dropped = stats.drop_empty()
@@ -104,11 +112,18 @@ def measure_arrays(
             weights = weights[keep] if weights is not None else None
             bias = bias[keep] if bias is not None else None
     if stats.num_classes < 2:
-        raise DataError(f"collapse metrics need at least 2 classes with samples, got {stats.num_classes}")
+        raise DataError(
+            f"collapse metrics need at least 2 classes with samples, got {stats.num_classes}"
+        )
     stats.check_nonempty()
     stats.decision_pass(features, labels, weights, bias)
     m = collapse_metrics(stats, weights, bias, global_mean=global_mean)
-    out: dict[str, Any] = {"metrics": dict(m), "num_samples": n, "num_classes": stats.num_classes, "dim": d}
+    out: dict[str, Any] = {
+        "metrics": dict(m),
+        "num_samples": n,
+        "num_classes": stats.num_classes,
+        "dim": d,
+    }
     if m.skipped:
         out["skipped"] = m.skipped
     if drop_empty:
@@ -118,5 +133,6 @@ def measure_arrays(
 
 def measure_file(path: str | Path, **kwargs: Any) -> dict[str, Any]:
     data = load_arrays(path)
-    return measure_arrays(data["features"], data["labels"], data.get("weights"), data.get("bias"),
-                          **kwargs)
+    return measure_arrays(
+        data["features"], data["labels"], data.get("weights"), data.get("bias"), **kwargs
+    )

@@ -85,8 +85,9 @@ class CollapseProbe:
         classifier: name of the ``nn.Linear`` whose weight (and bias) are W (and b) for NC2-W, NC3
             and NC4; defaults to the last layer in ``layers`` when it is an ``nn.Linear``.
         global_mean: ``"class"`` (mean of class means, default) or ``"sample"``.
-        track_scatter: keep the D x D within-class scatter per layer (``nc1``); ``False`` saves
-            memory for very wide layers and skips ``nc1``.
+        scatter: how each layer keeps its within-class scatter (see :class:`~nclab.ClassStats`):
+            ``"subspace"`` (default: O(N D K) work, filled by the second pass), ``"full"`` (D x D,
+            one pass) or ``"none"`` (skips ``nc1``). Without a second pass, ``"full"`` is used.
     """
 
     def __init__(
@@ -97,7 +98,7 @@ class CollapseProbe:
         reduce: Reduce = "flatten",
         classifier: str | None = None,
         global_mean: Literal["class", "sample"] = "class",
-        track_scatter: bool = True,
+        scatter: str = "subspace",
     ):
         if reduce not in ("flatten", "avgpool"):
             raise DataError(f"reduce must be 'flatten' or 'avgpool', got {reduce!r}")
@@ -105,7 +106,7 @@ class CollapseProbe:
         self.num_classes = num_classes
         self.reduce = reduce
         self.global_mean = global_mean
-        self.track_scatter = track_scatter
+        self.scatter = scatter
         modules = dict(model.named_modules())
         layers = list(layers)
         if not layers:
@@ -139,6 +140,7 @@ class CollapseProbe:
 
     def _attach(self) -> None:
         for tap in self.taps:
+
             def hook(module, inputs, output, tap=tap):
                 t = inputs[0] if tap.use_input else output
                 if not isinstance(t, torch.Tensor):
@@ -173,14 +175,21 @@ class CollapseProbe:
         lin = dict(self.model.named_modules())[self.classifier]
         return lin.weight.detach(), (lin.bias.detach() if lin.bias is not None else None)
 
-    def observe(self, inputs: Any, labels: torch.Tensor, device=None) -> None:
-        """Run one batch through the model (hooks attached) and add its features to the statistics."""
+    def observe(
+        self, inputs: Any, labels: torch.Tensor, device=None, scatter: str | None = None
+    ) -> None:
+        """Run one batch through the model (hooks attached) and add its features to the statistics.
+
+        Used alone (context manager), the statistics keep the full scatter unless ``scatter`` says
+        otherwise, since no second pass follows.
+        """
         self._forward(inputs, device)
         for tap in self.taps:
             feats = tap.batch
             if tap.stats is None:
-                tap.stats = ClassStats(self.num_classes, feats.shape[1], device=feats.device,
-                                       track_scatter=self.track_scatter)
+                tap.stats = ClassStats(
+                    self.num_classes, feats.shape[1], device=feats.device, scatter=scatter or "full"
+                )
             tap.stats.update(feats, labels)
 
     def _decide(self, inputs: Any, labels: torch.Tensor, device=None) -> None:
@@ -217,7 +226,7 @@ class CollapseProbe:
                 for i, (x, y) in enumerate(track(loader, "probe: statistics", enabled=progress)):
                     if max_batches is not None and i >= max_batches:
                         break
-                    self.observe(x, y, device)
+                    self.observe(x, y, device, self.scatter if second_pass else "full")
                 if any(t.stats is None for t in self.taps):
                     raise DataError("the loader yielded no batches")
                 if distributed:
@@ -230,7 +239,7 @@ class CollapseProbe:
                         self._decide(x, y, device)
                     if distributed:
                         for tap in self.taps:
-                            tap.stats.all_reduce_decision()
+                            tap.stats.all_reduce_second_pass()
         finally:
             self._detach()
             self.model.train(was_training)
@@ -244,7 +253,11 @@ class CollapseProbe:
             if tap.stats is None:
                 raise DataError(f"layer {tap.name!r} has seen no data")
             is_clf = tap.module_name == self.classifier and tap.use_input
-            metrics[tap.name] = collapse_metrics(tap.stats, w if is_clf else None, b if is_clf else None,
-                                                 global_mean=self.global_mean)
+            metrics[tap.name] = collapse_metrics(
+                tap.stats,
+                w if is_clf else None,
+                b if is_clf else None,
+                global_mean=self.global_mean,
+            )
             stats[tap.name] = tap.stats
         return ProbeResult(metrics, stats)

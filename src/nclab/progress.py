@@ -45,8 +45,9 @@ def _progress():
     )
 
 
-def track(items: Iterable[T], description: str, total: int | None = None,
-          enabled: bool = True) -> Iterator[T]:
+def track(
+    items: Iterable[T], description: str, total: int | None = None, enabled: bool = True
+) -> Iterator[T]:
     """Iterate with a progress bar on stderr (when a terminal is attached)."""
     if not (enabled and globals()["enabled"]()):
         yield from items

@@ -9,12 +9,12 @@ from __future__ import annotations
 import sys
 
 from ..errors import NclabError
-from ._app import app
 
 # registering the verbs (each module adds its commands to ``app``)
-from . import measure as _measure  # noqa: E402, F401
-from . import run as _run  # noqa: E402, F401
-from . import theory as _theory  # noqa: E402, F401
+from . import measure as _measure  # noqa: F401
+from . import run as _run  # noqa: F401
+from . import theory as _theory  # noqa: F401
+from ._app import app
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -35,13 +35,23 @@ def print_summary(summary: dict, out: Path) -> None:
 def run_cmd(
     experiment: str = typer.Argument(None, help="Experiment name (nclab run --list shows them)."),
     preset: str = typer.Option(None, "--preset", "-p", help="Named preset of the experiment."),
-    set_: list[str] = typer.Option([], "--set", "-s", help="Override a config key: --set a.b=value."),
-    config: Path = typer.Option(None, "--config", help="TOML file with config values (before --set)."),
+    set_: list[str] = typer.Option(
+        [], "--set", "-s", help="Override a config key: --set a.b=value."
+    ),
+    config: Path = typer.Option(
+        None, "--config", help="TOML file with config values (before --set)."
+    ),
     seeds: int = typer.Option(1, "--seeds", help="Run this many seeds (seed, seed+1, ...)."),
-    out: Path = typer.Option(None, "--out", "-o", help="Run directory (default runs/<exp>-<preset>-<time>)."),
-    resume: Path = typer.Option(None, "--resume", help="Continue an interrupted run from its directory."),
+    out: Path = typer.Option(
+        None, "--out", "-o", help="Run directory (default runs/<exp>-<preset>-<time>)."
+    ),
+    resume: Path = typer.Option(
+        None, "--resume", help="Continue an interrupted run from its directory."
+    ),
     list_: bool = typer.Option(False, "--list", help="List experiments and their presets."),
-    show_config: bool = typer.Option(False, "--show-config", help="Print the resolved config and exit."),
+    show_config: bool = typer.Option(
+        False, "--show-config", help="Print the resolved config and exit."
+    ),
     json: bool = JSON_OPT,
 ) -> None:
     """Run an experiment preset into a run directory (config, metrics.jsonl, summary.json, figures)."""
@@ -77,7 +87,9 @@ def run_cmd(
             print(cfg.to_toml())
             return
         out_dir = out or default_out(experiment, preset or exp.default_preset)
-        summary = run_experiment(exp, cfg, out_dir, seeds=seeds, preset=preset or exp.default_preset)
+        summary = run_experiment(
+            exp, cfg, out_dir, seeds=seeds, preset=preset or exp.default_preset
+        )
     if json:
         emit_json(summary)
     else:
@@ -103,9 +115,13 @@ def demo(
     from ..report.tables import metrics_table
 
     c = console()
-    c.print(metrics_table(summary["layers"], title="collapse metrics by layer (digits, trained MLP)"))
-    c.print(f"train acc {summary['train_acc']:.3f}, test acc {summary['test_acc']:.3f}, "
-            f"{summary['seconds']:.1f} s")
+    c.print(
+        metrics_table(summary["layers"], title="collapse metrics by layer (digits, trained MLP)")
+    )
+    c.print(
+        f"train acc {summary['train_acc']:.3f}, test acc {summary['test_acc']:.3f}, "
+        f"{summary['seconds']:.1f} s"
+    )
     for fig in summary.get("figures", []):
         c.print(f"figure: {fig}")
     c.print(f"run directory: {out_dir}")

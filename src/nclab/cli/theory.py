@@ -17,7 +17,9 @@ def _coerce(name: str, text: str | None, annotation: Any) -> Any:
 
     ann = annotation
     if isinstance(ann, str):
-        ann = {"int": int, "float": float, "bool": bool, "str": str}.get(ann.split("|")[0].strip(), str)
+        ann = {"int": int, "float": float, "bool": bool, "str": str}.get(
+            ann.split("|")[0].strip(), str
+        )
     origin = typing.get_origin(ann)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(ann) if a is not type(None)]
@@ -41,7 +43,9 @@ def _coerce(name: str, text: str | None, annotation: Any) -> Any:
             return float(text)
         return text
     except ValueError:
-        raise TheoryError(f"--{name}: cannot read {text!r} as {getattr(ann, '__name__', ann)}") from None
+        raise TheoryError(
+            f"--{name}: cannot read {text!r} as {getattr(ann, '__name__', ann)}"
+        ) from None
 
 
 def parse_params(fn, args: list[str]) -> dict[str, Any]:
@@ -61,8 +65,10 @@ def parse_params(fn, args: list[str]) -> dict[str, Any]:
         key, _, inline = tok[2:].partition("=")
         pname = key.replace("-", "_") if key.replace("-", "_") in params else lower.get(key.lower())
         if pname is None:
-            raise TheoryError(f"unknown parameter --{key}; parameters: "
-                              + ", ".join("--" + p.replace("_", "-") for p in params))
+            raise TheoryError(
+                f"unknown parameter --{key}; parameters: "
+                + ", ".join("--" + p.replace("_", "-") for p in params)
+            )
         ann = hints.get(pname, str)
         if inline:
             val_text = inline
@@ -76,9 +82,13 @@ def parse_params(fn, args: list[str]) -> dict[str, Any]:
             val_text = args[i + 1]
             i += 2
         out[pname] = _coerce(key, val_text, ann)
-    missing = [p for p, v in params.items() if v.default is inspect.Parameter.empty and p not in out]
+    missing = [
+        p for p, v in params.items() if v.default is inspect.Parameter.empty and p not in out
+    ]
     if missing:
-        raise TheoryError("missing parameters: " + ", ".join("--" + p.replace("_", "-") for p in missing))
+        raise TheoryError(
+            "missing parameters: " + ", ".join("--" + p.replace("_", "-") for p in missing)
+        )
     return out
 
 
@@ -98,8 +108,10 @@ def theory(
         for pname in PREDICTIONS:
             try:
                 fn = get_prediction(pname)
-                rows[pname] = {"params": list(inspect.signature(fn).parameters),
-                               "doc": (inspect.getdoc(fn) or "").splitlines()[0]}
+                rows[pname] = {
+                    "params": list(inspect.signature(fn).parameters),
+                    "doc": (inspect.getdoc(fn) or "").splitlines()[0],
+                }
             except TheoryError as exc:
                 rows[pname] = {"params": [], "doc": f"(unavailable: {exc})"}
         if json:
@@ -121,5 +133,8 @@ def theory(
     for k, v in out["prediction"].items():
         flat[k] = v if not isinstance(v, list | dict) else str(v)
     c = console()
-    c.print(kv_table(flat, title=f"{name} " + " ".join(f"{k}={v}" for k, v in params.items()),
-                     key="quantity"))
+    c.print(
+        kv_table(
+            flat, title=f"{name} " + " ".join(f"{k}={v}" for k, v in params.items()), key="quantity"
+        )
+    )

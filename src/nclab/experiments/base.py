@@ -49,7 +49,9 @@ class Experiment:
     def preset_names(self) -> list[str]:
         return list(self.presets)
 
-    def config(self, preset: str | None = None, overrides: Sequence[str] | Mapping[str, Any] = ()) -> Config:
+    def config(
+        self, preset: str | None = None, overrides: Sequence[str] | Mapping[str, Any] = ()
+    ) -> Config:
         """The resolved config: defaults, then the preset's values, then ``--set`` overrides."""
         cfg = self.config_cls()
         preset = preset or self.default_preset
@@ -69,7 +71,9 @@ def experiment_names() -> list[str]:
 
 def get_experiment(name: str) -> Experiment:
     if name not in EXPERIMENT_MODULES:
-        raise ConfigError(f"unknown experiment {name!r}; experiments: {', '.join(EXPERIMENT_MODULES)}")
+        raise ConfigError(
+            f"unknown experiment {name!r}; experiments: {', '.join(EXPERIMENT_MODULES)}"
+        )
     module = importlib.import_module(EXPERIMENT_MODULES[name])
     return module.EXPERIMENT
 
@@ -112,7 +116,9 @@ def run_experiment(
                     subs.append(sub.read_summary())
                     continue
                 t1 = time.perf_counter()
-                subs.append(sub.write_summary(dict(exp.run(sub_cfg, sub)), time.perf_counter() - t1))
+                subs.append(
+                    sub.write_summary(dict(exp.run(sub_cfg, sub)), time.perf_counter() - t1)
+                )
                 sub.remove_checkpoint()
             summary = aggregate_summaries(subs)
             summary["seeds"] = [cfg.seed + i for i in range(seeds)]
@@ -134,10 +140,14 @@ def resume_run(path: str | Path) -> dict[str, Any]:
     data = run.read_config()
     meta = data.pop("nclab", {})
     if "experiment" not in meta:
-        raise RunError(f"{path}/config.toml does not name its experiment ([nclab] experiment = ...)")
+        raise RunError(
+            f"{path}/config.toml does not name its experiment ([nclab] experiment = ...)"
+        )
     exp = get_experiment(meta["experiment"])
     cfg = exp.config_cls.from_dict(data)
-    return run_experiment(exp, cfg, run.path, seeds=int(meta.get("seeds", 1)), preset=meta.get("preset"))
+    return run_experiment(
+        exp, cfg, run.path, seeds=int(meta.get("seeds", 1)), preset=meta.get("preset")
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -188,8 +198,11 @@ def _combine(items: list[Any], fn: Callable[[list[float]], float]) -> Any:
         return out
     if all(_is_num(i) for i in items):
         return fn([float(i) for i in items])
-    if all(isinstance(i, list) for i in items) and len({len(i) for i in items}) == 1 and first and all(
-        all(_is_num(x) for x in i) for i in items
+    if (
+        all(isinstance(i, list) for i in items)
+        and len({len(i) for i in items}) == 1
+        and first
+        and all(all(_is_num(x) for x in i) for i in items)
     ):
         return [fn([float(i[j]) for i in items]) for j in range(len(first))]
     if fn is _mean:

@@ -50,7 +50,7 @@ def run(cfg: DemoConfig, run_dir: RunDir) -> dict:
     g = torch.Generator().manual_seed(cfg.seed)
     relus = [str(i) for i, m in enumerate(model) if isinstance(m, nn.ReLU)]
     clf = str(len(model) - 1)
-    layers = relus + [clf]
+    layers = relus[:-1] + [clf]  # the last ReLU's output is the classifier input
     names = {name: f"relu{i + 1}" for i, name in enumerate(relus)} | {clf: "classifier input"}
     train_loader = [(data.x_train, data.y_train)]
 
@@ -74,24 +74,49 @@ def run(cfg: DemoConfig, run_dir: RunDir) -> dict:
             test_acc = float((model(data.x_test).argmax(1) == data.y_test).float().mean())
         return {"test_acc": test_acc, "layers": {names[k]: v for k, v in res.items()}}
 
-    history = fit(epochs=cfg.epochs, train_epoch=train_epoch, evaluate=evaluate,
-                  log_every=cfg.log_every, run=run_dir, description="demo: training")
+    history = fit(
+        epochs=cfg.epochs,
+        train_epoch=train_epoch,
+        evaluate=evaluate,
+        log_every=cfg.log_every,
+        run=run_dir,
+        description="demo: training",
+    )
     final = history[-1]
     layer_names = list(final["layers"])
     ep = [r["epoch"] for r in history]
     panels = [
-        Panel(title, {ln: curves_from_records(history, "epoch", f"layers.{ln}.{key}") for ln in layer_names},
-              xlabel="epoch", logy=True)
-        for title, key in [("NC1 (tr Σ_W Σ_B⁺ / K)", "nc1"), ("NC2 (ETF distance of means)", "nc2_etf"),
-                           ("CDNV", "cdnv")]
+        Panel(
+            title,
+            {ln: curves_from_records(history, "epoch", f"layers.{ln}.{key}") for ln in layer_names},
+            xlabel="epoch",
+            logy=True,
+        )
+        for title, key in [
+            ("NC1 (tr Σ_W Σ_B⁺ / K)", "nc1"),
+            ("NC2 (ETF distance of means)", "nc2_etf"),
+            ("CDNV", "cdnv"),
+        ]
     ]
-    panels.append(Panel("classifier: NC3 and NC4", {
-        "nc3 (self-duality)": curves_from_records(history, "epoch", "layers.classifier input.nc3"),
-        "nc4 (NCC mismatch)": curves_from_records(history, "epoch", "layers.classifier input.nc4"),
-        "1 - test acc": (ep, [1 - r["test_acc"] for r in history]),
-    }, xlabel="epoch", logy=True))
-    fig = save_panels(run_dir.figures / "collapse.png", panels,
-                      suptitle="Collapse of an MLP trained on digits")
+    panels.append(
+        Panel(
+            "classifier: NC3 and NC4",
+            {
+                "nc3 (self-duality)": curves_from_records(
+                    history, "epoch", "layers.classifier input.nc3"
+                ),
+                "nc4 (NCC mismatch)": curves_from_records(
+                    history, "epoch", "layers.classifier input.nc4"
+                ),
+                "1 - test acc": (ep, [1 - r["test_acc"] for r in history]),
+            },
+            xlabel="epoch",
+            logy=True,
+        )
+    )
+    fig = save_panels(
+        run_dir.figures / "collapse.png", panels, suptitle="Collapse of an MLP trained on digits"
+    )
     return {
         "train_acc": final["layers"]["classifier input"].get("acc"),
         "test_acc": final["test_acc"],

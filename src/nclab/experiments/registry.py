@@ -32,7 +32,12 @@ CLAIM_MODULES = (
 )
 
 REPRODUCED, PARTIAL, NOT_REPRODUCED, FAILED, NEEDS_GPU = (
-    "reproduced", "partial", "not reproduced", "failed", "not run: needs GPU")
+    "reproduced",
+    "partial",
+    "not reproduced",
+    "failed",
+    "not run: needs GPU",
+)
 
 
 @dataclass(frozen=True)
@@ -123,7 +128,8 @@ class Check:
         else:
             raise ConfigError(f"unknown check operator {self.op!r}")
         return ok, f"{self.describe}: {a:.6g} {self.op} {b:.6g}" + (
-            f" (margin {self.margin:g})" if self.margin else "")
+            f" (margin {self.margin:g})" if self.margin else ""
+        )
 
 
 @dataclass(frozen=True)
@@ -202,6 +208,7 @@ def select(patterns: Sequence[str], claims: Sequence[Claim] | None = None) -> li
         return claims
     out = [c for c in claims if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
     if not out:
-        raise ConfigError(f"no claim matches {', '.join(patterns)}; claims: "
-                          + ", ".join(c.id for c in claims))
+        raise ConfigError(
+            f"no claim matches {', '.join(patterns)}; claims: " + ", ".join(c.id for c in claims)
+        )
     return out

@@ -15,7 +15,7 @@ from ..errors import DegenerateError
 from ..stats import ClassStats
 from ._common import GlobalMean
 from .decision import accuracy, nc3_cos, nc4, ncc_acc
-from .duality import nc3, nc3_of
+from .duality import nc3, nc3_of, nc3_wh
 from .geometry import (
     etf_distance,
     nc2_equiangle,
@@ -52,6 +52,7 @@ __all__ = [
     "nc3",
     "nc3_cos",
     "nc3_of",
+    "nc3_wh",
     "nc4",
     "ncc_acc",
     "negativity",
@@ -60,8 +61,22 @@ __all__ = [
 
 #: The keys of DESIGN.md's canonical table that collapse_metrics can return (plus ``acc``).
 CANONICAL_KEYS = (
-    "nc1", "nc1_trace", "cdnv", "nc2_etf", "nc2_of", "nc2_w_etf", "nc2_w_of", "nc2_kappa",
-    "nc2_equinorm", "nc2_equiangle", "nc3", "nc3_of", "nc3_cos", "nc4", "ncc_acc", "acc",
+    "nc1",
+    "nc1_trace",
+    "cdnv",
+    "nc2_etf",
+    "nc2_of",
+    "nc2_w_etf",
+    "nc2_w_of",
+    "nc2_kappa",
+    "nc2_equinorm",
+    "nc2_equiangle",
+    "nc3",
+    "nc3_of",
+    "nc3_cos",
+    "nc4",
+    "ncc_acc",
+    "acc",
 )
 
 
@@ -92,10 +107,13 @@ def collapse_metrics(
     >>> import torch
     >>> from nclab import ClassStats
     >>> x = torch.randn(200, 8); y = torch.arange(200) % 4
-    >>> s = ClassStats.from_features(x, y)
-    >>> m = collapse_metrics(s, weights=torch.randn(4, 8))
-    >>> sorted(m)[:4], sorted(m.skipped)
-    (['cdnv', 'nc1', 'nc1_trace', 'nc2_equiangle'], ['acc', 'nc3_cos', 'nc4', 'ncc_acc'])
+    >>> w = torch.randn(4, 8)
+    >>> m = collapse_metrics(ClassStats.from_features(x, y, weights=w), weights=w)
+    >>> len(m), m.skipped
+    (16, {})
+    >>> s = ClassStats(4, 8); s.update(x, y)  # one streaming pass, no second pass
+    >>> sorted(collapse_metrics(s, weights=w).skipped)
+    ['acc', 'nc3_cos', 'nc4', 'ncc_acc']
     """
     stats.check_nonempty()
     table: dict[str, Callable[[], float]] = {
@@ -113,12 +131,14 @@ def collapse_metrics(
         "acc": lambda: accuracy(stats),
     }
     if weights is not None:
-        table.update({
-            "nc2_w_etf": lambda: nc2_w_etf(weights),
-            "nc2_w_of": lambda: nc2_w_of(weights),
-            "nc3": lambda: nc3(stats, weights, global_mean),
-            "nc3_of": lambda: nc3_of(stats, weights),
-        })
+        table.update(
+            {
+                "nc2_w_etf": lambda: nc2_w_etf(weights),
+                "nc2_w_of": lambda: nc2_w_of(weights),
+                "nc3": lambda: nc3(stats, weights, global_mean),
+                "nc3_of": lambda: nc3_of(stats, weights),
+            }
+        )
     out = Metrics()
     for key in CANONICAL_KEYS:
         if key not in table or (keys is not None and key not in keys):

@@ -36,7 +36,9 @@ def class_means(stats: ClassStats) -> torch.Tensor:
     return stats.means
 
 
-def as_f64(a: torch.Tensor, name: str, rows: int | None = None, cols: int | None = None) -> torch.Tensor:
+def as_f64(
+    a: torch.Tensor, name: str, rows: int | None = None, cols: int | None = None
+) -> torch.Tensor:
     if not isinstance(a, torch.Tensor):
         raise DataError(f"{name} must be a torch.Tensor, got {type(a).__name__}")
     if a.ndim != 2:
@@ -44,7 +46,9 @@ def as_f64(a: torch.Tensor, name: str, rows: int | None = None, cols: int | None
     if rows is not None and a.shape[0] != rows:
         raise DataError(f"{name} must have {rows} rows (one per class), got shape {tuple(a.shape)}")
     if cols is not None and a.shape[1] != cols:
-        raise DataError(f"{name} must have {cols} columns (the feature dimension), got {tuple(a.shape)}")
+        raise DataError(
+            f"{name} must have {cols} columns (the feature dimension), got {tuple(a.shape)}"
+        )
     a = a.detach().to(F64)
     if not torch.isfinite(a).all():
         raise DataError(f"{name} contains NaN or Inf values")

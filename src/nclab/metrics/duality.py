@@ -39,4 +39,30 @@ def nc3_of(stats: ClassStats, weights: torch.Tensor) -> float:
     """
     h = class_means(stats)
     w = as_f64(weights, "weights", stats.num_classes, stats.dim).to(h.device)
-    return float(torch.linalg.matrix_norm(w / frob(w, "the classifier") - h / frob(h, "the class means")))
+    return float(
+        torch.linalg.matrix_norm(w / frob(w, "the classifier") - h / frob(h, "the class means"))
+    )
+
+
+def nc3_wh(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "class") -> float:
+    r"""Alignment through the product W M (Zhu et al. 2021 "W-H relation"; not a canonical key).
+
+    .. math:: \left\| \frac{W M}{\|W M\|_F} - \frac{I - \frac1K 11^\top}{\sqrt{K-1}} \right\|_F
+
+    Provided to compare with code that reports this quantity as NC3 (see docs/metrics.md).
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> k = 3; mu = torch.eye(k) - 1 / k
+    >>> s = ClassStats(k, k); s.update(mu, torch.arange(k))
+    >>> round(nc3_wh(s, mu), 12)
+    0.0
+    """
+    from ._common import etf_target
+
+    m = centred_means(stats, global_mean)
+    w = as_f64(weights, "weights", stats.num_classes, stats.dim).to(m.device)
+    wm = w @ m.T
+    return float(
+        torch.linalg.matrix_norm(wm / frob(wm, "W M") - etf_target(stats.num_classes, m.device))
+    )

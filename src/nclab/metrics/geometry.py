@@ -6,7 +6,15 @@ import torch
 
 from ..errors import DegenerateError
 from ..stats import ClassStats
-from ._common import GlobalMean, as_f64, centred_means, class_means, etf_target, frame_distance, of_target
+from ._common import (
+    GlobalMean,
+    as_f64,
+    centred_means,
+    class_means,
+    etf_target,
+    frame_distance,
+    of_target,
+)
 
 
 def etf_distance(a: torch.Tensor) -> float:
@@ -87,8 +95,9 @@ def nc2_kappa(stats: ClassStats) -> float:
     h = class_means(stats)
     k, d = h.shape
     if d < k:
-        raise DegenerateError(f"nc2_kappa needs D >= K (the K-th singular value of a D x K matrix); "
-                              f"got D={d} < K={k}")
+        raise DegenerateError(
+            f"nc2_kappa needs D >= K (the K-th singular value of a D x K matrix); got D={d} < K={k}"
+        )
     s = torch.linalg.svdvals(h)
     if float(s[-1]) <= float(s[0]) * k * torch.finfo(s.dtype).eps:
         raise DegenerateError("nc2_kappa is infinite: the class means are linearly dependent")

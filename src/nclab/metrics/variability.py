@@ -45,7 +45,9 @@ def nc1(stats: ClassStats, global_mean: GlobalMean = "class", rtol: float | None
     return float((torch.diagonal(sw) / s[keep] ** 2).sum()) if k else 0.0
 
 
-def nc1_rank(stats: ClassStats, global_mean: GlobalMean = "class", rtol: float | None = None) -> int:
+def nc1_rank(
+    stats: ClassStats, global_mean: GlobalMean = "class", rtol: float | None = None
+) -> int:
     """Rank of the centred class means used by :func:`nc1` (K-1 for generic means).
 
     >>> import torch

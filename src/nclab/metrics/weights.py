@@ -64,7 +64,9 @@ class NegativityStats:
     def update(self, z: torch.Tensor) -> None:
         z = z.detach()
         if z.ndim != 2 or z.shape[1] != self.dim:
-            raise DataError(f"expected pre-activations of shape (N, {self.dim}), got {tuple(z.shape)}")
+            raise DataError(
+                f"expected pre-activations of shape (N, {self.dim}), got {tuple(z.shape)}"
+            )
         z = z.to(self.gram.device, F64)
         if not torch.isfinite(z).all():
             raise DataError("pre-activations contain NaN or Inf values")

@@ -30,8 +30,14 @@ class Panel:
     vlines: Sequence[tuple[float, str]] = ()
 
 
-def save_panels(path: str | Path, panels: Sequence[Panel], suptitle: str = "", ncols: int | None = None,
-                width: float = 4.2, height: float = 3.3) -> Path:
+def save_panels(
+    path: str | Path,
+    panels: Sequence[Panel],
+    suptitle: str = "",
+    ncols: int | None = None,
+    width: float = 4.2,
+    height: float = 3.3,
+) -> Path:
     """Draw panels side by side (wrapping after ``ncols``) and save a PNG; returns the path."""
     import math
 
@@ -39,7 +45,9 @@ def save_panels(path: str | Path, panels: Sequence[Panel], suptitle: str = "", n
     n = len(panels)
     ncols = ncols or min(n, 4)
     nrows = math.ceil(n / ncols)
-    fig, axes = pyplot.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    fig, axes = pyplot.subplots(
+        nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False
+    )
     for ax, p in zip(axes.flat, panels, strict=False):
         for label, s in p.series.items():
             x, y = s[0], s[1]

@@ -19,21 +19,38 @@ def fmt(v) -> str:
     return str(v)
 
 
-def metrics_table(rows: Mapping[str, Mapping[str, float]], title: str = "", row_label: str = "layer"):
-    """A table with one row per entry of ``rows`` and one column per metric key."""
+def metrics_table(
+    rows: Mapping[str, Mapping[str, float]],
+    title: str = "",
+    row_label: str = "layer",
+    transpose: bool | None = None,
+):
+    """A table of ``{row: {metric: value}}``; with many metrics (``transpose`` None or True) the
+    metrics become the rows and the entries the columns, so it fits a terminal."""
     keys: list[str] = []
     for m in rows.values():
         keys.extend(k for k in m if k not in keys)
+    if transpose is None:
+        transpose = len(keys) > len(rows)
     table = Table(title=title or None)
+    if transpose:
+        table.add_column("metric", style="bold")
+        for name in rows:
+            table.add_column(str(name), justify="right")
+        for k in keys:
+            table.add_row(k, *(fmt(m[k]) if k in m else "—" for m in rows.values()))
+        return table
     table.add_column(row_label, style="bold")
     for k in keys:
         table.add_column(k, justify="right")
     for name, m in rows.items():
-        table.add_row(name, *(fmt(m[k]) if k in m else "—" for k in keys))
+        table.add_row(str(name), *(fmt(m[k]) if k in m else "—" for k in keys))
     return table
 
 
-def kv_table(values: Mapping[str, object], title: str = "", key: str = "metric", value: str = "value"):
+def kv_table(
+    values: Mapping[str, object], title: str = "", key: str = "metric", value: str = "value"
+):
     """A two-column table key | value."""
     table = Table(title=title or None)
     table.add_column(key, style="bold")

@@ -66,11 +66,20 @@ def fit(
                 history.append(record)
                 if run is not None:
                     run.log(record)
-            if run is not None and state is not None and checkpoint_every and (
-                done % checkpoint_every == 0 and not last
+            if (
+                run is not None
+                and state is not None
+                and checkpoint_every
+                and (done % checkpoint_every == 0 and not last)
             ):
-                run.save_checkpoint({"state": state(), "epoch": done, "logged": len(history),
-                                     "torch_rng": torch.get_rng_state()})
+                run.save_checkpoint(
+                    {
+                        "state": state(),
+                        "epoch": done,
+                        "logged": len(history),
+                        "torch_rng": torch.get_rng_state(),
+                    }
+                )
             info = " ".join(f"{k} {v:.4g}" for k, v in logs.items() if isinstance(v, float))
             pbar.update(1, info=info)
             if record is not None and stop is not None and stop(record):

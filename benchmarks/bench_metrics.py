@@ -1,0 +1,159 @@
+"""Benchmark: nclab's statistics + NC1 vs the plain float32 way public research code computes it.
+
+Reference (in the same process): two passes over the features in float32 (class means, then the
+pooled within-class covariance), Sigma_B from the centred means, and ``torch.linalg.pinv`` of the
+D x D Sigma_B: NC1 = tr(Sigma_W pinv(Sigma_B)) / K.
+
+Ours, all exact float64 arithmetic, then ``nclab.metrics.nc1`` (thin SVD of the K centred means, no
+D x D pseudo-inverse):
+- in-memory: ``ClassStats.from_features(x, y, decisions=False)`` (two passes over the tensor, the
+  within-class scatter formed only in the span of the class means);
+- streaming: ``update()`` over the same 1000-row batches as the reference, then the second pass
+  ``decision_pass()`` over them (``scatter="subspace"``; the second pass also computes the
+  nearest-centre decisions, which the reference does not);
+- streaming, one pass: ``update()`` with the full D x D float64 scatter (``scatter="full"``), for
+  data that can be read only once.
+
+Cases: (a) N=20000, D=512, K=10; (b) N=20000, D=2048, K=100; (c) collapsed: class means offset by
+1000, within-class std 1e-4, N=20000, D=512, K=10, stored as float32. Accuracy is the relative error
+against a float64 value computed independently (eigendecomposition of the float64 Sigma_B).
+
+Usage: python benchmarks/bench_metrics.py [--repeats 3] [--quick]
+The last line of output is one JSON object with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+
+from nclab import ClassStats
+from nclab.metrics import nc1
+
+BATCH = 1000
+
+
+def make_case(name: str, n: int, d: int, k: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, k, (n,), generator=g)
+    if name == "c":
+        mu = 1000.0 + torch.randn(k, d, generator=g, dtype=torch.float64)
+        x = mu[y] + 1e-4 * torch.randn(n, d, generator=g, dtype=torch.float64)
+    else:
+        mu = torch.randn(k, d, generator=g, dtype=torch.float64)
+        x = mu[y] + torch.randn(n, d, generator=g, dtype=torch.float64)
+    return x.float(), y
+
+
+def reference_nc1(x: torch.Tensor, y: torch.Tensor, k: int) -> float:
+    """The plain float32 recipe: two passes, pooled covariance, pinv of the D x D Sigma_B."""
+    n, d = x.shape
+    sums = torch.zeros(k, d)
+    counts = torch.zeros(k)
+    for i in range(0, n, BATCH):
+        xb, yb = x[i : i + BATCH], y[i : i + BATCH]
+        sums.index_add_(0, yb, xb)
+        counts += torch.bincount(yb, minlength=k)
+    mu = sums / counts[:, None]
+    sw = torch.zeros(d, d)
+    for i in range(0, n, BATCH):
+        xb, yb = x[i : i + BATCH], y[i : i + BATCH]
+        c = xb - mu[yb]
+        sw += c.T @ c
+    sw /= n
+    m = mu - mu.mean(0)
+    sb = m.T @ m / k
+    return float(torch.trace(sw @ torch.linalg.pinv(sb))) / k
+
+
+def exact_nc1(x: torch.Tensor, y: torch.Tensor, k: int) -> float:
+    """float64 ground truth of the stored values, by a different route (eigh of Sigma_B)."""
+    x = x.double()
+    n, d = x.shape
+    mu = torch.stack([x[y == c].mean(0) for c in range(k)])
+    c = x - mu[y]
+    sw = c.T @ c / n
+    m = mu - mu.mean(0)
+    sb = m.T @ m / k
+    ev, vec = torch.linalg.eigh(sb)
+    keep = ev > ev.max() * d * torch.finfo(torch.float64).eps * 10
+    v = vec[:, keep]
+    return float(((v.T @ sw @ v).diagonal() / ev[keep]).sum()) / k
+
+
+def ours_in_memory(x, y, k):
+    return nc1(ClassStats.from_features(x, y, num_classes=k, decisions=False))
+
+
+def ours_streaming(x, y, k):
+    s = ClassStats(k, x.shape[1], scatter="subspace")
+    for i in range(0, x.shape[0], BATCH):
+        s.update(x[i : i + BATCH], y[i : i + BATCH])
+    for i in range(0, x.shape[0], BATCH):
+        s.decision_pass(x[i : i + BATCH], y[i : i + BATCH])
+    return nc1(s)
+
+
+def ours_streaming_one_pass(x, y, k):
+    s = ClassStats(k, x.shape[1], scatter="full")
+    for i in range(0, x.shape[0], BATCH):
+        s.update(x[i : i + BATCH], y[i : i + BATCH])
+    return nc1(s)
+
+
+def best_time(fn, repeats):
+    best, val = float("inf"), None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        val = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, val
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="smaller N for a smoke run")
+    args = ap.parse_args()
+    n = 4000 if args.quick else 20000
+    cases = {"a": (n, 512, 10), "b": (n, 2048, 100), "c": (n, 512, 10)}
+    out: dict[str, float] = {"threads": torch.get_num_threads(), "n": n}
+    for name, (nn, d, k) in cases.items():
+        x, y = make_case(name, nn, d, k)
+        truth = exact_nc1(x, y, k)
+        t_ref, v_ref = best_time(lambda: reference_nc1(x, y, k), args.repeats)  # noqa: B023
+        t_mem, v_mem = best_time(lambda: ours_in_memory(x, y, k), args.repeats)  # noqa: B023
+        t_str, v_str = best_time(lambda: ours_streaming(x, y, k), args.repeats)  # noqa: B023
+        t_one, v_one = best_time(lambda: ours_streaming_one_pass(x, y, k), args.repeats)  # noqa: B023
+        row = {
+            f"{name}_ref_s": t_ref,
+            f"{name}_inmem_s": t_mem,
+            f"{name}_stream_s": t_str,
+            f"{name}_stream1_s": t_one,
+            f"{name}_ratio_inmem": t_ref / t_mem,
+            f"{name}_ratio_stream": t_ref / t_str,
+            f"{name}_ratio_stream1": t_ref / t_one,
+            f"{name}_nc1_exact": truth,
+            f"{name}_relerr_ref": abs(v_ref - truth) / abs(truth),
+            f"{name}_relerr_inmem": abs(v_mem - truth) / abs(truth),
+            f"{name}_relerr_stream": abs(v_str - truth) / abs(truth),
+            f"{name}_relerr_stream1": abs(v_one - truth) / abs(truth),
+        }
+        out.update(row)
+        print(
+            f"case ({name}) N={nn} D={d} K={k}: reference {t_ref:.3f}s, ours in-memory "
+            f"{t_mem:.3f}s ({t_ref / t_mem:.1f}x), streaming {t_str:.3f}s ({t_ref / t_str:.1f}x), "
+            f"one-pass {t_one:.3f}s ({t_ref / t_one:.1f}x); "
+            f"rel. error ref {row[f'{name}_relerr_ref']:.2e}, in-memory "
+            f"{row[f'{name}_relerr_inmem']:.2e}, streaming {row[f'{name}_relerr_stream']:.2e}, "
+            f"one-pass {row[f'{name}_relerr_stream1']:.2e}",
+            flush=True,
+        )
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,6 @@
+"""``python -m nclab`` runs the CLI."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    main()

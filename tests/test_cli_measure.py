@@ -1,0 +1,150 @@
+"""`nclab measure` and the CLI basics: JSON output, one-line errors with exit code 2."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from nclab.cli import main
+from reference import metrics as ref_metrics
+
+
+def run_cli(args, capsys):
+    code = 0
+    try:
+        main(args)
+    except SystemExit as exc:
+        code = exc.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def make(n=120, d=6, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    x = rng.normal(size=(k, d))[y] * 3 + rng.normal(size=(n, d))
+    return x.astype(np.float32), y, rng.normal(size=(k, d)), rng.normal(size=k)
+
+
+def test_measure_npz_json(tmp_path, capsys):
+    x, y, w, b = make()
+    np.savez(tmp_path / "f.npz", features=x, labels=y, weights=w, bias=b)
+    code, out, _ = run_cli(["measure", str(tmp_path / "f.npz"), "--json"], capsys)
+    assert code == 0
+    res = json.loads(out)
+    assert (res["num_samples"], res["num_classes"], res["dim"]) == (120, 3, 6)
+    ref = ref_metrics(x.astype(np.float64), y, 3, w, b)
+    for key, v in ref.items():
+        assert res["metrics"][key] == pytest.approx(v, rel=1e-9), key
+
+
+def test_measure_pt_and_table(tmp_path, capsys):
+    x, y, _, _ = make()
+    torch.save({"features": torch.from_numpy(x), "labels": torch.from_numpy(y)}, tmp_path / "f.pt")
+    code, out, _ = run_cli(["measure", str(tmp_path / "f.pt")], capsys)
+    assert code == 0 and "nc1" in out and "N=120" in out
+
+
+def test_drop_empty(tmp_path, capsys):
+    x, y, w, b = make()
+    y = y * 2  # classes 0, 2, 4 of K=5 (weights given for 5 classes)
+    w5 = np.vstack([w, np.ones((2, 6))])
+    np.savez(tmp_path / "f.npz", features=x, labels=y, weights=w5)
+    code, _, err = run_cli(["measure", str(tmp_path / "f.npz")], capsys)
+    assert code == 2 and "no samples" in err and "--drop-empty" in err
+    code, out, _ = run_cli(["measure", str(tmp_path / "f.npz"), "--drop-empty", "--json"], capsys)
+    res = json.loads(out)
+    assert code == 0 and res["dropped_classes"] == [1, 3] and res["num_classes"] == 3
+
+
+BAD = {
+    "missing array": ({"features": np.zeros((4, 2))}, "no array 'labels'"),
+    "wrong shapes": ({"features": np.zeros((4, 2)), "labels": np.zeros(3, int)}, "shape (4,)"),
+    "1D features": ({"features": np.zeros(4), "labels": np.zeros(4, int)}, "2D"),
+    "out of range": (
+        {
+            "features": np.random.rand(4, 2),
+            "labels": np.array([0, 1, 2, 3]),
+            "weights": np.ones((3, 2)),
+        },
+        "[0, 3)",
+    ),
+    "negative label": (
+        {"features": np.random.rand(4, 2), "labels": np.array([0, 1, -1, 1])},
+        "[0, 2)",
+    ),
+    "float labels": (
+        {"features": np.zeros((4, 2)), "labels": np.array([0.0, 1.5, 0, 1])},
+        "labels must be integers",
+    ),
+    "nan": (
+        {
+            "features": np.array([[np.nan, 0], [1, 1], [0, 0], [2, 2]]),
+            "labels": np.array([0, 1, 0, 1]),
+        },
+        "NaN or Inf",
+    ),
+    "inf": (
+        {
+            "features": np.array([[np.inf, 0], [1, 1], [0, 0], [2, 2]]),
+            "labels": np.array([0, 1, 0, 1]),
+        },
+        "NaN or Inf",
+    ),
+    "empty class": (
+        {"features": np.random.rand(4, 2), "labels": np.array([0, 2, 0, 2])},
+        "no samples",
+    ),
+    "one class": (
+        {"features": np.random.rand(4, 2), "labels": np.zeros(4, int)},
+        "at least 2 classes",
+    ),
+    "weights shape": (
+        {
+            "features": np.random.rand(4, 2),
+            "labels": np.array([0, 1, 0, 1]),
+            "weights": np.ones((2, 3)),
+        },
+        "weights must have shape",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys, case):
+    arrays, match = BAD[case]
+    np.savez(tmp_path / "bad.npz", **arrays)
+    code, out, err = run_cli(["measure", str(tmp_path / "bad.npz"), "--json"], capsys)
+    assert code == 2, err
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("nclab: error:") and match in err
+
+
+def test_unreadable_and_unknown_files(tmp_path, capsys):
+    (tmp_path / "x.npz").write_text("garbage")
+    code, _, err = run_cli(["measure", str(tmp_path / "x.npz")], capsys)
+    assert code == 2 and "cannot read" in err
+    (tmp_path / "x.csv").write_text("1,2")
+    code, _, err = run_cli(["measure", str(tmp_path / "x.csv")], capsys)
+    assert code == 2 and "unsupported file type" in err
+
+
+def test_version_and_help(capsys):
+    code, out, _ = run_cli(["version", "--json"], capsys)
+    assert code == 0 and "torch" in json.loads(out)
+    code, out, _ = run_cli(["--help"], capsys)
+    assert code == 0 and "measure" in out and "demo" in out
+
+
+def test_console_script_exit_code(tmp_path):
+    """The installed entry point really exits 2 with one line on stderr."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "nclab", "measure", str(tmp_path / "none.npz")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("nclab: error: file not found")
