@@ -96,6 +96,14 @@ def run_experiment(
     if not hasattr(cfg, "seed"):
         raise ConfigError(f"experiment {exp.name!r} config has no 'seed' field")
     run = RunDir(out)
+    if run.finished:
+        old = run.read_config()
+        old.pop("nclab", None)
+        if old != _toml_view(cfg):
+            raise RunError(
+                f"{run.path} holds a finished run of another config; choose another --out"
+            )
+        return run.read_summary()
     if exp.batched_seeds and "seeds" in type(cfg).model_fields:
         cfg = cfg.replace(seeds=seeds)
         seeds = 1
@@ -132,6 +140,13 @@ def run_experiment(
     out_summary = run.write_summary(summary, time.perf_counter() - t0)
     run.remove_checkpoint()
     return out_summary
+
+
+def _toml_view(cfg: Config) -> dict[str, Any]:
+    """The config as it reads back from config.toml (None dropped, JSON types)."""
+    import tomllib
+
+    return tomllib.loads(cfg.to_toml())
 
 
 def resume_run(path: str | Path) -> dict[str, Any]:

@@ -25,6 +25,7 @@ class DemoConfig(Config):
     weight_decay: float = 5e-4
     batch_size: int = 128
     log_every: int = 10
+    checkpoint_every: int = 10
 
 
 def build_model(d_in: int, k: int, width: int, depth: int) -> nn.Sequential:
@@ -50,7 +51,7 @@ def run(cfg: DemoConfig, run_dir: RunDir) -> dict:
     g = torch.Generator().manual_seed(cfg.seed)
     relus = [str(i) for i, m in enumerate(model) if isinstance(m, nn.ReLU)]
     clf = str(len(model) - 1)
-    layers = relus[:-1] + [clf]  # the last ReLU's output is the classifier input
+    layers = [*relus[:-1], clf]  # the last ReLU's output is the classifier input
     names = {name: f"relu{i + 1}" for i, name in enumerate(relus)} | {clf: "classifier input"}
     train_loader = [(data.x_train, data.y_train)]
 
@@ -74,12 +75,23 @@ def run(cfg: DemoConfig, run_dir: RunDir) -> dict:
             test_acc = float((model(data.x_test).argmax(1) == data.y_test).float().mean())
         return {"test_acc": test_acc, "layers": {names[k]: v for k, v in res.items()}}
 
+    def state() -> dict:
+        return {"model": model.state_dict(), "opt": opt.state_dict(), "gen": g.get_state()}
+
+    def load_state(st: dict) -> None:
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        g.set_state(st["gen"])
+
     history = fit(
         epochs=cfg.epochs,
         train_epoch=train_epoch,
         evaluate=evaluate,
         log_every=cfg.log_every,
         run=run_dir,
+        state=state,
+        load_state=load_state,
+        checkpoint_every=cfg.checkpoint_every,
         description="demo: training",
     )
     final = history[-1]

@@ -1,0 +1,197 @@
+"""Running many runs: inline, on a local process pool, or as Ray tasks.
+
+A :class:`Job` names an experiment, a preset, ``--set`` overrides, a number of seeds and a run
+directory. :func:`execute` runs the jobs whose directory has no ``summary.json`` yet (so re-running
+a reproduce or a sweep is incremental) and returns one summary per job. A run that raises is
+recorded in its directory (``error.txt`` with the traceback) and returned as
+``{"failed": True, "error": ...}``; the other runs go on.
+
+Backends:
+
+* ``local`` (default): a process pool of ``workers`` processes (default: the number of cores), each
+  running torch single-threaded (``threads``), with a progress bar over runs. ``workers=1`` runs
+  inline in this process.
+* ``ray``: the same function as Ray tasks (``pip install ray``); ``address`` joins a cluster,
+  otherwise a local Ray with ``workers`` CPUs is started. Results are identical to ``local``.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Job:
+    experiment: str
+    preset: str | None
+    run_dir: str
+    overrides: tuple[tuple[str, Any], ...] = ()
+    seeds: int = 1
+
+    @staticmethod
+    def make(
+        experiment: str,
+        preset: str | None,
+        run_dir,
+        overrides: Mapping[str, Any] | None = None,
+        seeds: int = 1,
+    ) -> Job:
+        items = tuple(sorted((str(k), _freeze(v)) for k, v in (overrides or {}).items()))
+        return Job(experiment, preset, str(run_dir), items, seeds)
+
+
+def _freeze(v: Any) -> Any:
+    return tuple(_freeze(x) for x in v) if isinstance(v, list | tuple) else v
+
+
+def _thaw(v: Any) -> Any:
+    return [_thaw(x) for x in v] if isinstance(v, tuple) else v
+
+
+def run_job(job: Job, threads: int | None = 1) -> dict[str, Any]:
+    """Run one job (in whatever process calls it); never raises for a failing run."""
+    import torch
+
+    from ..runs import RunDir
+    from .base import get_experiment, run_experiment
+
+    if threads:
+        torch.set_num_threads(threads)
+    run = RunDir(job.run_dir)
+    if run.finished:
+        return run.read_summary()
+    try:
+        exp = get_experiment(job.experiment)
+        cfg = exp.config(job.preset, {k: _thaw(v) for k, v in job.overrides})
+    except Exception as exc:
+        run.write_error(traceback.format_exc())
+        return {"failed": True, "error": f"{type(exc).__name__}: {exc}", "run_dir": job.run_dir}
+    return run_experiment(
+        exp, cfg, run.path, seeds=job.seeds, preset=job.preset, record_errors=True
+    )
+
+
+def _worker_init(threads: int) -> None:
+    os.environ["NCLAB_PROGRESS"] = "0"
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def default_workers() -> int:
+    return max(
+        1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
+
+
+def execute(
+    jobs: Sequence[Job],
+    backend: str = "local",
+    workers: int | None = None,
+    threads: int = 1,
+    address: str | None = None,
+    progress: bool = True,
+    description: str = "runs",
+) -> list[dict[str, Any]]:
+    """Run ``jobs`` (skipping finished ones) and return their summaries, in order."""
+    from ..progress import bar
+    from ..runs import RunDir
+
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"backend must be 'local' or 'ray', got {backend!r}")
+    workers = workers or default_workers()
+    if workers < 1:
+        raise ConfigError(f"workers must be >= 1, got {workers}")
+    results: list[dict[str, Any] | None] = [None] * len(jobs)
+    todo = []
+    for i, job in enumerate(jobs):
+        run = RunDir(job.run_dir)
+        if run.finished:
+            results[i] = run.read_summary()
+        else:
+            todo.append(i)
+    with bar(
+        f"{description} ({backend}, {workers} workers)", total=len(jobs), enabled=progress
+    ) as pbar:
+        pbar.update(len(jobs) - len(todo))
+        if todo and backend == "ray":
+            _run_ray(jobs, todo, results, workers, threads, address, pbar)
+        elif todo and (workers == 1 or len(todo) == 1):
+            for i in todo:
+                results[i] = run_job(jobs[i], threads=None)
+                pbar.update(1, info=jobs[i].run_dir)
+        elif todo:
+            _run_pool(jobs, todo, results, workers, threads, pbar)
+    return [r if r is not None else {"failed": True, "error": "no result"} for r in results]
+
+
+def _run_pool(jobs, todo, results, workers, threads, pbar) -> None:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(todo)),
+        mp_context=ctx,
+        initializer=_worker_init,
+        initargs=(threads,),
+    ) as pool:
+        futures = {pool.submit(run_job, jobs[i], threads): i for i in todo}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                results[i] = fut.result()
+            except Exception as exc:
+                results[i] = {
+                    "failed": True,
+                    "error": f"worker crashed: {exc!r}",
+                    "run_dir": jobs[i].run_dir,
+                }
+            pbar.update(1, info=jobs[i].run_dir)
+
+
+def _run_ray(jobs, todo, results, workers, threads, address, pbar) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            "the ray backend needs Ray: pip install 'nclab[ray]' (or pip install ray)"
+        ) from None
+    started = False
+    if not ray.is_initialized():
+        kwargs: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "runtime_env": {"env_vars": {"NCLAB_PROGRESS": "0"}},
+        }
+        if address:
+            ray.init(address=address, **kwargs)
+        else:
+            ray.init(num_cpus=workers, **kwargs)
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1)(run_job)
+        refs = {remote.remote(jobs[i], threads): i for i in todo}
+        pending = list(refs)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                i = refs[ref]
+                try:
+                    results[i] = ray.get(ref)
+                except Exception as exc:
+                    results[i] = {
+                        "failed": True,
+                        "error": f"ray task failed: {exc!r}",
+                        "run_dir": jobs[i].run_dir,
+                    }
+                pbar.update(1, info=jobs[i].run_dir)
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,331 @@
+"""The claims registry, verdict logic, reproduce reports, sweeps (local and Ray) and resume."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from nclab.cli import main
+from nclab.errors import ConfigError
+from nclab.experiments import get_experiment, run_experiment
+from nclab.experiments.registry import (
+    FAILED,
+    NOT_REPRODUCED,
+    PARTIAL,
+    REPRODUCED,
+    Check,
+    Claim,
+    RunSpec,
+    all_claims,
+    lookup,
+    select,
+    verdict,
+)
+from nclab.experiments.sweep import load_grid, parse_grid
+
+# --- registry integrity --------------------------------------------------------------------------
+
+
+def test_every_claim_names_existing_experiments_and_presets():
+    claims = all_claims()
+    assert claims, "no claims registered"
+    for c in claims:
+        assert c.id.count("/") == 1 and c.paper and c.claim and c.checks, c.id
+        for spec in c.runs.values():
+            exp = get_experiment(spec.experiment)
+            for preset in (spec.quick, spec.full):
+                if preset is not None:
+                    assert preset in exp.presets, f"{c.id}: preset {preset!r} of {spec.experiment}"
+                    exp.config(preset, dict(spec.set))  # overrides are valid keys and values
+        for path in list(c.measured.values()) + list(c.theory.values()):
+            alias = path.rpartition(":")[0] or "main"
+            assert alias in c.runs, f"{c.id}: {path} names an unknown run"
+
+
+def test_select_by_glob():
+    ids = [c.id for c in all_claims()]
+    some = select([ids[0]])
+    assert [c.id for c in some] == [ids[0]]
+    prefix = ids[0].split("/")[0]
+    assert all(c.id.startswith(prefix) for c in select([prefix + "/*"]))
+    with pytest.raises(ConfigError, match="no claim matches"):
+        select(["nope/*"])
+
+
+# --- verdict logic on fabricated summaries ----------------------------------------------------------
+
+CLAIM = Claim(
+    id="test/claim",
+    paper="P",
+    where="Fig. 1",
+    claim="c",
+    runs={"main": RunSpec("demo", "q", "f"), "other": RunSpec("demo", "q2", "f2")},
+    measured={"acc": "test_acc", "gap": "other:gap"},
+    theory={"norm": "theory.norm"},
+    checks=[
+        Check("accuracy is high", "test_acc", ">=", 0.99),
+        Check("norm matches theory", "norm", "~", ref="theory.norm", rtol=0.05),
+        Check("other beats main by 30 points", "other:test_acc", ">=", ref="test_acc", margin=0.3),
+    ],
+)
+
+
+def test_verdicts():
+    good = {
+        "main": {"test_acc": 0.5, "norm": 1.40, "theory": {"norm": 1.42}},
+        "other": {"test_acc": 0.9, "gap": 1.0},
+    }
+    assert verdict(CLAIM, good)[0] == PARTIAL  # accuracy check fails, the other two pass
+    good["main"]["test_acc"] = 0.995
+    good["other"]["test_acc"] = 1.0
+    v, checks = verdict(CLAIM, good)
+    assert v == PARTIAL and [c["passed"] for c in checks] == [True, True, False]
+    good["other"]["test_acc"] = 1.3
+    assert verdict(CLAIM, good)[0] == REPRODUCED
+    bad = {
+        "main": {"test_acc": 0.1, "norm": 3.0, "theory": {"norm": 1.42}},
+        "other": {"test_acc": 0.1},
+    }
+    assert verdict(CLAIM, bad)[0] == NOT_REPRODUCED
+    # a failed run is never reported as reproduced, whatever the other numbers say
+    failed = dict(good, other={"failed": True, "error": "boom"})
+    v, checks = verdict(CLAIM, failed)
+    assert v == FAILED and "boom" in checks[0]["detail"]
+    # a missing key fails its check and says which
+    missing = {"main": {"test_acc": 1.0, "theory": {"norm": 1.0}}, "other": {"test_acc": 2.0}}
+    v, checks = verdict(CLAIM, missing)
+    assert v == PARTIAL and "missing 'norm'" in checks[1]["detail"]
+    # NaN-like values never pass
+    nan = {
+        "main": {"test_acc": None, "norm": 1.42, "theory": {"norm": 1.42}},
+        "other": {"test_acc": 2.0},
+    }
+    assert [c["passed"] for c in verdict(CLAIM, nan)[1]] == [False, True, False]
+
+
+def test_lookup_paths():
+    s = {"main": {"a": {"b": [1, 2, 3]}}, "x": {"v": 5}}
+    assert lookup(s, "a.b.1") == 2 and lookup(s, "x:v") == 5
+    with pytest.raises(KeyError):
+        lookup(s, "a.c")
+
+
+# --- sweeps ---------------------------------------------------------------------------------------
+
+
+def test_grid_expansion_and_errors(tmp_path):
+    g = parse_grid(
+        {
+            "experiment": "demo",
+            "set": {"epochs": 1},
+            "axes": {"lr": [1e-3, 2e-3], "weight_decay": {"logspace": [-4, -2, 3]}},
+            "seed": [0, 1],
+        }
+    )
+    assert len(g.points()) == 2 * 3 * 2
+    assert g.axes["weight_decay"] == pytest.approx([1e-4, 1e-3, 1e-2])
+    with pytest.raises(ConfigError, match="unknown key 'lrr'.*valid keys: seed, width"):
+        parse_grid({"experiment": "demo", "axes": {"lrr": [1]}})
+    with pytest.raises(ConfigError, match="axis 'lr' is empty"):
+        parse_grid({"experiment": "demo", "axes": {"lr": []}})
+    with pytest.raises(ConfigError, match="at least one axis"):
+        parse_grid({"experiment": "demo"})
+    with pytest.raises(ConfigError, match="invalid value for 'width'"):
+        parse_grid({"experiment": "demo", "axes": {"width": ["wide"]}})
+    with pytest.raises(ConfigError, match="unknown experiment"):
+        parse_grid({"experiment": "nope", "axes": {"lr": [1]}})
+    (tmp_path / "g.toml").write_text('experiment = "demo"\n[axes.model]\nx = [1]\n')
+    with pytest.raises(ConfigError, match="unknown key 'model.x'"):
+        load_grid(tmp_path / "g.toml")
+
+
+TINY = """
+experiment = "demo"
+[set]
+epochs = 2
+width = 16
+depth = 1
+log_every = 1
+[axes]
+lr = [1e-3, 1e-2]
+seed = [0, 1]
+"""
+
+
+def _csv(path):
+    import csv
+
+    with open(path) as f:
+        return [
+            {k: v for k, v in r.items() if k not in ("run_dir", "seconds")}
+            for r in csv.DictReader(f)
+        ]
+
+
+def run_cli(args, capsys=None):
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    return code
+
+
+def test_sweep_local_equals_ray(tmp_path, capsys):
+    pytest.importorskip("ray")
+    (tmp_path / "g.toml").write_text(TINY)
+    assert (
+        run_cli(
+            ["sweep", str(tmp_path / "g.toml"), "--out", str(tmp_path / "local"), "--workers", "2"]
+        )
+        == 0
+    )
+    assert (
+        run_cli(
+            [
+                "sweep",
+                str(tmp_path / "g.toml"),
+                "--out",
+                str(tmp_path / "ray"),
+                "--backend",
+                "ray",
+                "--workers",
+                "2",
+            ]
+        )
+        == 0
+    )
+    local, ray = _csv(tmp_path / "local" / "sweep.csv"), _csv(tmp_path / "ray" / "sweep.csv")
+    assert len(local) == 4 and local == ray
+    assert all(r["failed"] == "False" for r in local)
+    assert any((tmp_path / "local" / "figures").glob("test_acc.png"))
+    # re-running is incremental: nothing is recomputed, the same table comes out
+    stamp = (tmp_path / "local" / "runs").stat().st_mtime
+    assert run_cli(["sweep", str(tmp_path / "g.toml"), "--out", str(tmp_path / "local")]) == 0
+    assert _csv(tmp_path / "local" / "sweep.csv") == local
+    del stamp
+
+
+def test_failed_run_is_recorded_and_sweep_goes_on(tmp_path):
+    (tmp_path / "g.toml").write_text(
+        TINY.replace("lr = [1e-3, 1e-2]", "lr = [1e-3, -1.0]").replace(
+            "seed = [0, 1]", "seed = [0]"
+        )
+    )
+    assert (
+        run_cli(["sweep", str(tmp_path / "g.toml"), "--out", str(tmp_path / "s"), "--workers", "1"])
+        == 0
+    )
+    rows = _csv(tmp_path / "s" / "sweep.csv")
+    assert [r["failed"] for r in rows] == ["False", "True"]
+    assert "Invalid learning rate" in rows[1]["error"]
+    err = next((tmp_path / "s" / "runs").glob("0001-*/error.txt")).read_text()
+    assert "Traceback" in err
+
+
+# --- reproduce end to end on a fabricated claim ------------------------------------------------------
+
+
+def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch):
+    from nclab.experiments import registry, reproduce
+
+    claim = Claim(
+        id="demo/accuracy",
+        paper="nclab",
+        where="demo",
+        claim="The demo MLP learns digits.",
+        runs={"main": RunSpec("demo", "tiny", "tiny", set={"epochs": 15, "width": 32})},
+        measured={"test accuracy": "test_acc"},
+        paper_values={"test accuracy": "≥ 0.5"},
+        checks=[
+            Check("test accuracy above 50 %", "test_acc", ">=", 0.5),
+            Check("impossible", "test_acc", ">", 2.0),
+        ],
+    )
+    gpu_claim = Claim(
+        id="demo/gpu",
+        paper="nclab",
+        where="demo",
+        claim="needs a GPU",
+        runs={"main": RunSpec("demo", None, "tiny", full_needs_gpu=True)},
+        measured={},
+        checks=[Check("x", "test_acc", ">=", 0)],
+    )
+    demo = get_experiment("demo")
+    monkeypatch.setitem(demo.presets, "tiny", {"epochs": 3})
+    monkeypatch.setattr(registry, "all_claims", lambda: [claim, gpu_claim])
+    monkeypatch.setattr(reproduce, "all_claims", lambda: [claim, gpu_claim])
+    res = reproduce.reproduce([], mode="quick", out=tmp_path, workers=1, progress=False)
+    by_id = {r.id: r for r in res}
+    assert by_id["demo/accuracy"].verdict == PARTIAL
+    assert by_id["demo/gpu"].verdict == "not run: needs GPU"
+    html = (tmp_path / "report.html").read_text()
+    assert "data:image/png;base64," in html and "http" not in html.replace("http-equiv", "")
+    md = (tmp_path / "report.md").read_text()
+    assert "demo/accuracy" in md and "partial" in md
+    # re-rendering from the directory gives the same verdicts
+    again = reproduce.judge_dir(tmp_path)
+    assert [r.verdict for r in again] == [r.verdict for r in res]
+
+
+# --- resume -----------------------------------------------------------------------------------------
+
+
+def test_resume_after_kill_matches_uninterrupted(tmp_path):
+    """Kill a real `nclab run` mid-way, resume it, and compare with an uninterrupted run."""
+    args = [
+        "--set",
+        "epochs=100",
+        "--set",
+        "checkpoint_every=10",
+        "--set",
+        "log_every=10",
+        "--set",
+        "width=32",
+    ]
+    env = dict(os.environ, NCLAB_PROGRESS="0", OMP_NUM_THREADS="1")
+    ref_dir, cut_dir = tmp_path / "ref", tmp_path / "cut"
+    subprocess.run(
+        [sys.executable, "-m", "nclab", "run", "demo", *args, "--out", str(ref_dir)],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nclab", "run", "demo", *args, "--out", str(cut_dir)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while not (cut_dir / "checkpoint.pt").exists() and time.time() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (cut_dir / "summary.json").exists(), "the run finished before it was killed"
+    subprocess.run(
+        [sys.executable, "-m", "nclab", "run", "--resume", str(cut_dir)],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    ref = json.loads((ref_dir / "summary.json").read_text())
+    cut = json.loads((cut_dir / "summary.json").read_text())
+    assert cut["layers"] == ref["layers"] and cut["test_acc"] == ref["test_acc"]
+    logged = [json.loads(x)["epoch"] for x in (cut_dir / "metrics.jsonl").read_text().splitlines()]
+    assert logged == list(range(10, 101, 10))
+
+
+def test_finished_run_directory_is_not_overwritten(tmp_path):
+    demo = get_experiment("demo")
+    cfg = demo.config(None, {"epochs": 1, "width": 8})
+    first = run_experiment(demo, cfg, tmp_path)
+    assert run_experiment(demo, cfg, tmp_path)["test_acc"] == first["test_acc"]
+    from nclab.errors import RunError
+
+    with pytest.raises(RunError, match="another config"):
+        run_experiment(demo, cfg.replace(width=9), tmp_path)
