@@ -96,6 +96,9 @@ def run_experiment(
     if not hasattr(cfg, "seed"):
         raise ConfigError(f"experiment {exp.name!r} config has no 'seed' field")
     run = RunDir(out)
+    if exp.batched_seeds and "seeds" in type(cfg).model_fields:
+        cfg = cfg.replace(seeds=seeds)  # before the comparison: config.toml holds this value
+        seeds = 1
     if run.finished:
         old = run.read_config()
         old.pop("nclab", None)
@@ -104,9 +107,6 @@ def run_experiment(
                 f"{run.path} holds a finished run of another config; choose another --out"
             )
         return run.read_summary()
-    if exp.batched_seeds and "seeds" in type(cfg).model_fields:
-        cfg = cfg.replace(seeds=seeds)
-        seeds = 1
     run.write_config(cfg, experiment=exp.name, preset=preset, seeds=seeds)
     t0 = time.perf_counter()
     try:
@@ -160,9 +160,10 @@ def resume_run(path: str | Path) -> dict[str, Any]:
         )
     exp = get_experiment(meta["experiment"])
     cfg = exp.config_cls.from_dict(data)
-    return run_experiment(
-        exp, cfg, run.path, seeds=int(meta.get("seeds", 1)), preset=meta.get("preset")
-    )
+    seeds = int(meta.get("seeds", 1))
+    if exp.batched_seeds and "seeds" in exp.config_cls.model_fields:
+        seeds = int(cfg.seeds)  # batched: the count lives in the config, not in the metadata
+    return run_experiment(exp, cfg, run.path, seeds=seeds, preset=meta.get("preset"))
 
 
 # --------------------------------------------------------------------------------------------------

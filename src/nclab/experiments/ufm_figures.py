@@ -1,0 +1,114 @@
+"""Figures of the UFM laboratory, drawn with :mod:`nclab.report.figures`.
+
+* ``collapse.png`` (one configuration): objective and its gap to the theory, NC1 of every layer,
+  NC2 (of the features of every layer and of the classifier) and NC3 against the iteration, log
+  scale — Tirer & Bruna's Fig. 2 / 5 / 9 panels — and the remaining NC2/NC3 variants of the
+  classifier's input (those of the other frame, e.g. ``nc2_w_etf`` of an orthogonal frame, stay
+  away from 0: see docs/ufm.md);
+* ``phase_diagram.png``: objective, feature norm, collapse metrics and gap against λ across the
+  threshold, with the theory's curve and the threshold marked.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..report.figures import Panel, save_panels
+from . import ufm_measure as M
+
+
+def _stat(values: list[Any]) -> tuple[float | None, float | None]:
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    if not vals:
+        return None, None
+    return float(np.mean(vals)), float(np.std(vals))
+
+
+def _series(history: list[dict], get) -> tuple:
+    """(steps, mean over seeds); no std band: the panels are log scale and span many decades."""
+    xs, ys = [], []
+    for r in history:
+        try:
+            m, _ = _stat(get(r))
+        except KeyError:
+            continue
+        if m is not None:
+            xs.append(r["step"])
+            ys.append(m)
+    return xs, ys
+
+
+def _frame(cfg) -> str:
+    return "etf" if cfg.loss == "ce" or cfg.bias != "none" else "of"
+
+
+def training_figure(path: Path, cfg, history: list[dict], summary: dict) -> Path:
+    """Objective, gap, NC1, NC2 and NC3 vs iteration (mean over seeds, ±1 std band)."""
+    layers = list(history[-1]["metrics"])
+    last = layers[-1]
+    frame = _frame(cfg)
+    theory = summary.get("theory_objective")
+    panels = [Panel("objective", {"gradient descent": _series(history, lambda r: r["objective"])},
+                    xlabel="iteration", logy=True,
+                    hlines=[(theory, "theory optimum")] if theory is not None else ())]
+    if theory is not None:
+        panels.append(Panel("|f - f*| / f*", {"relative gap": _series(
+            history, lambda r: r["objective_gap"])}, xlabel="iteration", logy=True))
+    panels.append(Panel("NC1", {name: _series(history, lambda r, n=name: r["metrics"][n]["nc1"])
+                                for name in layers}, xlabel="iteration", logy=True))
+    key, wkey, nc3 = (("nc2_of", "nc2_w_of", "nc3_of") if frame == "of"
+                      else ("nc2_etf", "nc2_w_etf", "nc3"))
+    nc2 = {f"{name} ({key})": _series(history, lambda r, n=name: r["metrics"][n][key])
+           for name in layers}
+    nc2[f"W ({wkey})"] = _series(history, lambda r: r["metrics"][last][wkey])
+    panels.append(Panel("NC2", nc2, xlabel="iteration", logy=True))
+    panels.append(Panel("NC3", {f"W vs {last} ({nc3})": _series(
+        history, lambda r: r["metrics"][last][nc3])}, xlabel="iteration", logy=True))
+    other = [k for k in ("nc2_etf", "nc2_of", "nc2_w_etf", "nc2_w_of", "nc3", "nc3_of")
+             if k not in (key, wkey, nc3)]
+    panels.append(Panel(f"{last}: the remaining NC2 / NC3 variants", {
+        k: _series(history, lambda r, k=k: r["metrics"][last][k]) for k in other},
+        xlabel="iteration", logy=True))
+    seeds = len(history[-1]["objective"])
+    title = f"{summary.get('model', '')}: K={cfg.K}, d={cfg.d}, n={cfg.n}" + (
+        f", {seeds} seeds" if seeds > 1 else "")
+    return save_panels(path, panels, suptitle=title, ncols=3 if len(panels) > 4 else len(panels))
+
+
+def phase_figure(path: Path, cfg, summary: dict) -> Path:
+    """Measured (mean over seeds) vs theory across λ, threshold λ* marked."""
+    grid = summary["grid"]
+    lams = summary["lambdas"]
+    lam_star = summary["threshold_lambda"]
+    dense = np.geomspace(min(lams) * 0.9, max(lams) * 1.1, 200)
+    preds = [M.theory_for(cfg, float(x), float(x), float(x))[0] for x in dense]
+    vline = [(lam_star, "threshold λ*")]
+
+    def by_lam(get):
+        return lams, [_stat([get(g) for g in grid if g["lambda"] == lam])[0] for lam in lams]
+
+    panels = [Panel("objective", {"GD (mean of seeds)": by_lam(lambda g: g["objective"]),
+                                  "theory": (list(dense), [p.objective for p in preds])},
+                    xlabel="λ = λ_W = λ_H", logx=True, vlines=vline)]
+    norm_key = next((k for k in ("h_norm", "sigma_H") if k in grid[0]["theory_norms"]), None)
+    if norm_key is not None:
+        tn = [M.theory_norms(cfg, p)[norm_key] for p in preds]
+        panels.append(Panel(f"{norm_key} (class-mean feature norm)" if norm_key == "h_norm"
+                            else f"{norm_key} (singular value of H)",
+                            {"GD": by_lam(lambda g: g["measured_norms"][norm_key]),
+                             "theory": (list(dense), tn)},
+                            xlabel="λ", logx=True, vlines=vline))
+    keys = sorted({k for g in grid for k in g["expected_zero"]})
+    panels.append(Panel("collapse metrics (collapsed phase)", {
+        k: by_lam(lambda g, k=k: g["metrics"].get(k) if g["collapsed"] else None) for k in keys},
+        xlabel="λ", logx=True, logy=True, vlines=vline))
+    panels.append(Panel("|f - f*| / f* (worst seed)", {"gap": (lams, [
+        max(g["objective_gap"] for g in grid if g["lambda"] == lam) for lam in lams])},
+        xlabel="λ", logx=True, logy=True, vlines=vline))
+    title = (f"{summary.get('model', '')}: phase diagram, K={cfg.K}, d={cfg.d}, n={cfg.n}, "
+             f"{len(summary['seeds'])} seeds, {cfg.steps} steps")
+    return save_panels(path, panels, suptitle=title, ncols=3 if len(panels) > 4 else len(panels))

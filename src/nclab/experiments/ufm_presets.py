@@ -1,0 +1,70 @@
+"""Presets of the UFM laboratory (``nclab run ufm --preset NAME``).
+
+Tirer & Bruna (ICML 2022): Fig. 2 (plain UFM, K=4, d=20, n=50, λ_W=λ_H=0.005, step 0.1,
+N(0,1) init), Fig. 5 (extended UFM, λ's 0.005, init ×0.1), appendix Fig. 9 (K=5, d=20, n=100,
+λ_W=0.005, λ_H=0.001, λ_W1=0.0025, inits ×0.1 / ×0.2), and a phase diagram across the collapse
+threshold K√(nλ_Hλ_W) = 1. The CE UFM (Zhu et al.) and the GUFM (Súkeník et al.) in the same
+solver. ``-quick`` variants run the same problem for fewer steps when the full preset takes longer
+than ~30 s on two cores. ``docs/ufm.md`` lists what each preset shows and the numbers it measured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_FIG2 = {"K": 4, "d": 20, "n": 50, "lambda_w": 0.005, "lambda_h": 0.005, "lr": 0.1}
+_FIG9 = {"K": 5, "d": 20, "n": 100, "lambda_w": 0.005, "lambda_h": 0.001, "lr": 0.1}
+_SMALL_INIT = {"w": 0.1, "w1": 0.1, "h": 0.1}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # Fig. 2: Theorem 3.1 (bias-free -> orthogonal frame) and Theorem 3.2 (free bias -> simplex ETF)
+    "tb-fig2-nobias": {**_FIG2, "bias": "none", "steps": 60_000},
+    "tb-fig2-bias": {**_FIG2, "bias": "free", "steps": 60_000},
+    # Fig. 5: extended UFM, Theorem 4.1 (linear) and 4.2 (ReLU)
+    "tb-fig5-linear": {**_FIG2, "depth": 2, "lambda_w1": 0.005, "init": _SMALL_INIT,
+                       "steps": 60_000},
+    "tb-fig5-relu": {**_FIG2, "depth": 2, "relu": True, "lambda_w1": 0.005, "init": _SMALL_INIT,
+                     "steps": 600_000, "log_every": 20_000},
+    "tb-fig5-relu-quick": {**_FIG2, "depth": 2, "relu": True, "lambda_w1": 0.005,
+                           "init": _SMALL_INIT, "steps": 80_000},
+    # appendix G, Fig. 9: K=5, n=100, lambda_H = 0.001 (slower: the within-class modes decay
+    # at rate lr * lambda_H per step)
+    "tb-fig9-nobias": {**_FIG9, "bias": "none", "steps": 200_000, "log_every": 10_000},
+    "tb-fig9-nobias-quick": {**_FIG9, "bias": "none", "steps": 130_000, "log_every": 10_000},
+    "tb-fig9-bias": {**_FIG9, "bias": "free", "steps": 200_000, "log_every": 10_000},
+    "tb-fig9-bias-quick": {**_FIG9, "bias": "free", "steps": 150_000, "log_every": 10_000},
+    "tb-fig9-linear": {**_FIG9, "depth": 2, "lambda_w1": 0.0025, "init": _SMALL_INIT,
+                       "steps": 200_000, "log_every": 10_000},
+    "tb-fig9-linear-quick": {**_FIG9, "depth": 2, "lambda_w1": 0.0025, "init": _SMALL_INIT,
+                             "steps": 80_000, "log_every": 10_000},
+    "tb-fig9-relu": {**_FIG9, "depth": 2, "relu": True, "lambda_w1": 0.0025,
+                     "init": {"w": 0.1, "w1": 0.1, "h": 0.2}, "steps": 300_000,
+                     "log_every": 10_000},
+    "tb-fig9-relu-quick": {**_FIG9, "depth": 2, "relu": True, "lambda_w1": 0.0025,
+                           "init": {"w": 0.1, "w1": 0.1, "h": 0.2}, "steps": 110_000,
+                           "log_every": 10_000},
+    # phase diagram: 20 values of lambda_W = lambda_H across K sqrt(n) lambda = 1, x 5 seeds, one
+    # batched solve (Theorem 3.1's threshold)
+    "tb-phase-diagram": {**_FIG2, "bias": "none", "steps": 100_000, "log_every": 10_000,
+                         "phase": {"points": 20, "lo": 0.2, "hi": 2.5, "seeds": 5}},
+    "tb-phase-diagram-quick": {**_FIG2, "bias": "none", "steps": 40_000, "log_every": 10_000,
+                               "phase": {"points": 10, "lo": 0.2, "hi": 2.5, "seeds": 2}},
+    # regularised cross-entropy UFM (Zhu et al. 2021): simplex ETF
+    "ufm-ce": {**_FIG2, "loss": "ce", "steps": 100_000, "log_every": 10_000},
+    # GUFM (Súkeník et al.): features on the LayerNorm sphere (zero mean, norm sqrt(d)), weight
+    # decay on W only. lambda = 0.08 = d * 0.005 (the paper's weight decay 5e-3 in the appendix's
+    # normalisation, see docs/theory-ufm.md); the features' step is 400 x the weights' (their
+    # gradient carries a 1/N factor; projected GD on the sphere is otherwise very slow).
+    "gufm-mse": {"K": 4, "d": 16, "n": 10, "lambda_w": 0.08, "lambda_h": 0.0, "layernorm": True,
+                 "lr": 0.1, "lr_h_scale": 400.0, "steps": 40_000},
+    "gufm-ce": {"K": 4, "d": 16, "n": 10, "lambda_w": 0.08, "lambda_h": 0.0, "layernorm": True,
+                "loss": "ce", "lr": 0.1, "lr_h_scale": 400.0, "steps": 40_000},
+    # deep linear / ReLU UFM with three weight layers (the extended UFM's generalisation); init
+    # x0.2: from x0.1 the tiny product of three layers lets weight decay win (zero and low-rank
+    # stationary points are local minima for L >= 2), from x0.5 GD can diverge at step 0.1
+    "deep-linear": {**_FIG2, "depth": 3, "lambda_w1": 0.005,
+                    "init": {"w": 0.2, "w1": 0.2, "h": 0.2}, "steps": 60_000},
+    "deep-relu": {**_FIG2, "depth": 3, "relu": True, "lambda_w1": 0.005,
+                  "init": {"w": 0.2, "w1": 0.2, "h": 0.2}, "steps": 100_000,
+                  "log_every": 10_000},
+}

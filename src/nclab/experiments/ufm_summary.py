@@ -1,0 +1,146 @@
+"""The summaries of UFM-laboratory runs (one configuration × seeds, or a phase-diagram grid).
+
+Conventions: ``objective`` is the mean over seeds of the final objective, ``objective_gap`` the
+*largest* relative gap |f - f*|/|f*| over the seeds (grid points), ``metrics`` the *largest*
+value of
+each metric over the seeds (the worst seed), per layer for the extended/deep models. ``per_seed``
+keeps every seed's numbers. Norms: ``theory_norms`` beside ``measured_norms`` (mean over seeds) and
+``norm_gaps`` (largest relative gap over the seeds; absolute where the theory value is 0).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..models.ufm import BatchedUFM
+from . import ufm_measure as M
+
+#: grid points this close to the threshold (|criticality - 1| below it) converge slowly (the
+#: curvature of the collapsed mode vanishes there); they are reported but kept out of the
+#: "off_threshold" maxima
+NEAR_THRESHOLD = 0.1
+
+
+def _worst(values: list[Any]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return max(vals) if vals else None
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _metrics_of(last: dict, b: int) -> dict[str, dict[str, Any]]:
+    return {layer: {k: v[b] for k, v in keys.items()} for layer, keys in last["metrics"].items()}
+
+
+def _collapse_max(metrics: dict[str, dict[str, Any]], expected: dict[str, tuple]) -> tuple:
+    worst, at = None, None
+    for layer, keys in expected.items():
+        for k in keys:
+            v = metrics.get(layer, {}).get(k)
+            if v is None:
+                return float("inf"), f"{layer}.{k} (undefined)"
+            if worst is None or v > worst:
+                worst, at = v, f"{layer}.{k}"
+    return worst, at
+
+
+def _norms(cfg, model: BatchedUFM, probs: list[dict]) -> tuple[list[dict], list[dict]]:
+    feats = {k: v.detach() for k, v in model.layer_features().items()}
+    measured = [M.measured_norms(model, feats, b) for b in range(model.B)]
+    theory = [M.theory_norms(cfg, p["pred"]) for p in probs]
+    return measured, theory
+
+
+def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]) -> dict:
+    from .ufm import describe
+
+    last = history[-1]
+    pred, note = probs[0]["pred"], probs[0]["note"]
+    B = model.B
+    per_problem = [_metrics_of(last, b) for b in range(B)]
+    worst = {layer: {k: _worst([p[layer][k] for p in per_problem]) for k in keys}
+             for layer, keys in per_problem[0].items()}
+    expected = M.expected_zero(cfg, pred)
+    cmax, cat = _collapse_max(worst, expected) if expected else (None, None)
+    measured, theory = _norms(cfg, model, probs)
+    tn = theory[0]
+    norm_gaps = {k: _worst([M.rel_gap(m.get(k), tn[k]) for m in measured]) for k in tn}
+    flat = (lambda m: m["H"]) if cfg.depth == 1 else (lambda m: m)
+    return {
+        "model": describe(cfg),
+        "theorem": note,
+        "objective": _mean(last["objective"]),
+        "objective_per_seed": last["objective"],
+        "theory_objective": pred.objective if pred is not None else None,
+        "objective_gap": _worst(last["objective_gap"]),
+        "metrics": flat(worst),
+        "expected_zero": {layer: list(keys) for layer, keys in expected.items()},
+        "collapse_max": cmax,
+        "collapse_max_at": cat,
+        "theory": pred.to_dict() if pred is not None else None,
+        "theory_norms": tn,
+        "measured_norms": {k: _mean([m[k] for m in measured]) for k in measured[0]},
+        "norm_gaps": norm_gaps,
+        "per_seed": [
+            {"seed": p["seed"], "objective": last["objective"][b],
+             "objective_gap": last["objective_gap"][b], "metrics": flat(per_problem[b]),
+             "measured_norms": measured[b]}
+            for b, p in enumerate(probs)
+        ],
+        "steps": cfg.steps,
+        "seeds": [p["seed"] for p in probs],
+    }
+
+
+def criticality(cfg, pred) -> float:
+    """Distance to the collapse threshold: 1 on it, < 1 collapsed (K√(nλ_Wλ_H) for L = 1)."""
+    if cfg.depth == 1:
+        return pred.threshold
+    return pred.threshold_value / pred.threshold
+
+
+def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]) -> dict:
+    from .ufm import describe, threshold_lambda
+
+    last = history[-1]
+    measured, theory = _norms(cfg, model, probs)
+    grid = []
+    for b, p in enumerate(probs):
+        pred = p["pred"]
+        mets = _metrics_of(last, b)
+        classifier_layer = list(mets)[-1]
+        expected = M.expected_zero(cfg, pred)
+        cmax, _ = _collapse_max(mets, expected) if expected else (None, None)
+        grid.append({
+            "lambda": p["lambda_w"], "seed": p["seed"], "criticality": criticality(cfg, pred),
+            "collapsed": bool(pred.collapsed), "objective": last["objective"][b],
+            "theory_objective": pred.objective, "objective_gap": last["objective_gap"][b],
+            "metrics": mets[classifier_layer], "collapse_max": cmax,
+            "expected_zero": list(expected.get(classifier_layer, ())),
+            "measured_norms": measured[b], "theory_norms": theory[b],
+        })
+    lams = sorted({g["lambda"] for g in grid})
+    by_lam = {lam: [g for g in grid if g["lambda"] == lam] for lam in lams}
+    off = [g for g in grid if abs(g["criticality"] - 1) >= NEAR_THRESHOLD]
+    collapsed_off = [g for g in off if g["collapsed"]]
+    keys = sorted({k for g in collapsed_off for k in g["expected_zero"]})
+    return {
+        "model": describe(cfg),
+        "theorem": probs[0]["note"],
+        "threshold_lambda": threshold_lambda(cfg),
+        "lambdas": lams,
+        "objective": [_mean([g["objective"] for g in by_lam[lam]]) for lam in lams],
+        "theory_objective": [by_lam[lam][0]["theory_objective"] for lam in lams],
+        "objective_gap": _worst([g["objective_gap"] for g in grid]),
+        "objective_gap_off_threshold": _worst([g["objective_gap"] for g in off]),
+        "near_threshold_margin": NEAR_THRESHOLD,
+        # the metrics that vanish at the optimum, worst over the collapsed off-threshold points
+        "metrics": {k: _worst([g["metrics"][k] for g in collapsed_off]) for k in keys},
+        "collapse_max": _worst([g["collapse_max"] for g in collapsed_off]),
+        "points": len(lams),
+        "seeds": sorted({g["seed"] for g in grid}),
+        "steps": cfg.steps,
+        "grid": grid,
+    }
