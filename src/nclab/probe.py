@@ -44,6 +44,7 @@ class _Tap:
     use_input: bool
     stats: ClassStats | None = None
     batch: torch.Tensor | None = field(default=None, repr=False)
+    clf_sums: torch.Tensor | None = field(default=None, repr=False)  # cos, correct, n, zeros
 
 
 @dataclass
@@ -199,6 +200,32 @@ class CollapseProbe:
             is_clf = tap.module_name == self.classifier and tap.use_input
             tap.stats.decision_pass(tap.batch, labels, w if is_clf else None, b if is_clf else None)
 
+    def _classify_first_pass(self, labels: torch.Tensor) -> None:
+        """Without a second pass: ``nc3_cos`` and ``acc`` of the classifier input, which need each
+        sample and W (not the final class means), accumulated in float64 during the first pass."""
+        w, b = self._classifier_params()
+        if w is None:
+            return
+        for tap in self.taps:
+            if not (tap.module_name == self.classifier and tap.use_input):
+                continue
+            x = tap.batch.to(torch.float64)
+            w64 = w.to(x.device, torch.float64)
+            y = labels.to(x.device)
+            logits = x @ w64.T + (b.to(x.device, torch.float64) if b is not None else 0.0)
+            xn, wn = x.norm(dim=1), w64[y].norm(dim=1)
+            zero = (xn == 0) | (wn == 0)
+            cos = (x * w64[y]).sum(1) / torch.where(zero, torch.ones_like(xn), xn * wn)
+            part = torch.stack(
+                [
+                    cos.sum(),
+                    (logits.argmax(1) == y).sum().to(torch.float64),
+                    torch.tensor(float(len(y)), dtype=torch.float64, device=x.device),
+                    zero.sum().to(torch.float64),
+                ]
+            )
+            tap.clf_sums = part if tap.clf_sums is None else tap.clf_sums + part
+
     def run(
         self,
         loader: Iterable,
@@ -219,19 +246,25 @@ class CollapseProbe:
         was_training = self.model.training
         self.model.eval()
         for tap in self.taps:
-            tap.stats = None
+            tap.stats = tap.clf_sums = None
+        # "subspace" needs the second pass; without it keep the full scatter ("none" stays none)
+        first_scatter = self.scatter if (second_pass or self.scatter != "subspace") else "full"
         self._attach()
         try:
             with torch.no_grad():
                 for i, (x, y) in enumerate(track(loader, "probe: statistics", enabled=progress)):
                     if max_batches is not None and i >= max_batches:
                         break
-                    self.observe(x, y, device, self.scatter if second_pass else "full")
+                    self.observe(x, y, device, first_scatter)
+                    if not second_pass:
+                        self._classify_first_pass(y)
                 if any(t.stats is None for t in self.taps):
                     raise DataError("the loader yielded no batches")
                 if distributed:
                     for tap in self.taps:
                         tap.stats.all_reduce()
+                        if tap.clf_sums is not None:
+                            _all_reduce_sum(tap.clf_sums)
                 if second_pass:
                     for i, (x, y) in enumerate(track(loader, "probe: decisions", enabled=progress)):
                         if max_batches is not None and i >= max_batches:
@@ -259,5 +292,22 @@ class CollapseProbe:
                 b if is_clf else None,
                 global_mean=self.global_mean,
             )
+            if is_clf and tap.clf_sums is not None and tap.stats.decision.n == 0:
+                cos, correct, n, zeros = tap.clf_sums.tolist()
+                m = metrics[tap.name]
+                m["acc"] = correct / n
+                m.skipped.pop("acc", None)
+                if zeros:
+                    m.skipped["nc3_cos"] = "nc3_cos is undefined: some features are exactly zero"
+                else:
+                    m["nc3_cos"] = cos / n
+                    m.skipped.pop("nc3_cos", None)
             stats[tap.name] = tap.stats
         return ProbeResult(metrics, stats)
+
+
+def _all_reduce_sum(t: torch.Tensor) -> None:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.all_reduce(t)

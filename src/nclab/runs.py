@@ -142,7 +142,7 @@ class RunDir:
         out = dict(summary)
         out.setdefault("seconds", seconds if seconds is not None else self.elapsed())
         out.setdefault("versions", versions())
-        tmp = self.path / (SUMMARY + ".tmp")
+        tmp = self.path / f"{SUMMARY}.{os.getpid()}.tmp"  # per process: ranks under torchrun
         tmp.write_text(dumps(out, indent=2) + "\n")
         os.replace(tmp, self.path / SUMMARY)
         return to_jsonable(out)
@@ -168,7 +168,7 @@ class RunDir:
         """Atomically write ``checkpoint.pt`` (any picklable state with tensors)."""
         import torch
 
-        tmp = self.path / (CHECKPOINT + ".tmp")
+        tmp = self.path / f"{CHECKPOINT}.{os.getpid()}.tmp"
         torch.save(dict(state), tmp)
         os.replace(tmp, self.checkpoint_path)
 

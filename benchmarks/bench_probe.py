@@ -1,0 +1,240 @@
+"""Benchmark: layer-wise probing of the 9-layer MLP (5 nonlinear + 4 linear layers, Jacot et al.
+2025) over MNIST-1D's 4000 training samples — nclab's streaming probe against the plain way.
+
+Ours (``nclab.experiments.linear_head_measure.measure_layers``, what the ``linear-head`` experiment
+runs every few epochs): one pass of a :class:`~nclab.CollapseProbe` on Z_2 .. Z_9 streaming
+500-sample batches into float64 :class:`~nclab.ClassStats` (``scatter="none"``: ``nc1_trace`` needs
+only the per-class sums of squares; ``nc3_cos`` of Z_8 with W_9 accumulated in the same pass), and
+float64 Gram matrices of the nonlinear pre-activations (:class:`~nclab.metrics.NegativityStats`) for
+negativity. Balancedness (a function of the weights only, the same code in both) is not timed.
+
+Reference (same process, same model, same batches): forward hooks append every layer's output and
+pre-activation to Python lists; after the pass they are concatenated and the metrics computed in
+float32 from the full matrices: class means, tr Sigma_W / tr Sigma_B, kappa of the class means,
+mean cosine with W_9, ``torch.linalg.matrix_norm(., 2)`` of Z and Z - relu(Z).
+
+Time: best of ``--repeats`` runs. Peak memory: the process's resident set sampled every 0.2 ms
+by a thread during each run, above its level just before the run (malloc is told to return freed
+memory to the system between runs). Agreement: largest relative difference of the metrics.
+
+Usage: python benchmarks/bench_probe.py [--repeats 3] [--width 256] [--threads 1]
+The last line of output is one JSON object with ``time_ratio`` (reference / ours, target >= 3) and
+``memory_ratio`` (ours / reference, target <= 0.2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import json
+import os
+import threading
+import time
+
+import torch
+
+from nclab.data.real import mnist1d
+from nclab.experiments.linear_head_measure import measure_layers
+from nclab.models.mlp import LinearHeadMLP
+
+BATCH = 500
+FIRST = 2  # the first two layers are the backbone (the paper's Fig. 1)
+
+
+# --------------------------------------------------------------------------------------------------
+# memory: resident set size, sampled by a thread
+# --------------------------------------------------------------------------------------------------
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+try:
+    _LIBC = ctypes.CDLL("libc.so.6")
+    _LIBC.mallopt(-3, 1 << 16)  # M_MMAP_THRESHOLD = 64 KiB: big buffers go back to the system
+except OSError:  # pragma: no cover - not glibc
+    _LIBC = None
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * _PAGE
+
+
+def release() -> None:
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+class PeakRSS:
+    def __enter__(self):
+        release()
+        self.base = self.peak = rss()
+        self._stop = False
+        self._t = threading.Thread(target=self._poll, daemon=True)
+        self._t.start()
+        return self
+
+    def _poll(self):
+        while not self._stop:
+            self.peak = max(self.peak, rss())
+            time.sleep(0.0002)
+
+    def __exit__(self, *exc):
+        self.peak = max(self.peak, rss())
+        self._stop = True
+        self._t.join()
+        self.used = self.peak - self.base
+
+
+# --------------------------------------------------------------------------------------------------
+# the two implementations
+# --------------------------------------------------------------------------------------------------
+
+
+def ours(model: LinearHeadMLP, loader, k: int) -> dict[str, dict[str, float | None]]:
+    return measure_layers(model, loader, k, first=FIRST, weights=False)["layers"]
+
+
+@torch.no_grad()
+def reference(model: LinearHeadMLP, loader, k: int) -> dict[str, dict[str, float | None]]:
+    L, L1 = model.L, model.L1
+    outs: dict[int, list[torch.Tensor]] = {ell: [] for ell in range(FIRST, L + 1)}
+    pres: dict[int, list[torch.Tensor]] = {ell: [] for ell in range(FIRST, L1 + 1)}
+    handles = []
+    for ell in outs:
+        handles.append(
+            model.layers[ell - 1].register_forward_hook(
+                lambda m, i, o, ell=ell: outs[ell].append(o.detach())
+            )
+        )
+    for ell in pres:
+        handles.append(
+            model.layers[ell - 1].linear.register_forward_hook(
+                lambda m, i, o, ell=ell: pres[ell].append(o.detach())
+            )
+        )
+    ys = []
+    model.eval()
+    for x, y in loader:
+        model(x)
+        ys.append(y)
+    for h in handles:
+        h.remove()
+    y = torch.cat(ys)
+    ws = [w.detach() for w in model.weights()]
+    res = {}
+    for ell, parts in outs.items():
+        h = torch.cat(parts)
+        means = torch.stack([h[y == c].mean(0) for c in range(k)])
+        tr_w = ((h - means[y]) ** 2).sum() / len(y)
+        tr_b = ((means - means.mean(0)) ** 2).sum() / k
+        s = torch.linalg.svdvals(means)
+        rec = {
+            "nc1_trace": float(tr_w / tr_b),
+            "nc2_kappa": float(s[0] / s[-1]),
+            "nc3_cos": None,
+            "negativity": None,
+        }
+        if ell == L - 1:
+            w = ws[L - 1][y]
+            rec["nc3_cos"] = float((torch.nn.functional.cosine_similarity(h, w, dim=1)).mean())
+        if ell in pres:
+            z = torch.cat(pres[ell])
+            rec["negativity"] = float(
+                torch.linalg.matrix_norm(z - torch.relu(z), 2) / torch.linalg.matrix_norm(z, 2)
+            )
+        res[f"Z{ell}"] = rec
+    return res
+
+
+def max_rel_diff(a, b) -> float:
+    worst = 0.0
+    for layer, ra in a.items():
+        for key in ("nc1_trace", "nc2_kappa", "nc3_cos", "negativity"):
+            va, vb = ra.get(key), b[layer].get(key)
+            if va is None or vb is None:
+                assert va is None and vb is None, (layer, key, va, vb)
+                continue
+            worst = max(worst, abs(va - vb) / max(abs(vb), 1e-12))
+    return worst
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--width", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument(
+        "--train-epochs",
+        type=int,
+        default=0,
+        help="train the network briefly first (Adam, wd 5e-4), as mid-training",
+    )
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    data = mnist1d(seed=0)
+    k = data.num_classes
+    torch.manual_seed(0)
+    model = LinearHeadMLP(data.x_train.shape[1], k, [args.width] * 5, [args.width] * 3)
+    if args.train_epochs:
+        opt = torch.optim.Adam(model.parameters(), 1e-3, weight_decay=5e-4)
+        onehot = torch.nn.functional.one_hot(data.y_train, k).float()
+        for _ in range(args.train_epochs):
+            for i in range(0, len(data.y_train), 100):
+                loss = ((model(data.x_train[i : i + 100]) - onehot[i : i + 100]) ** 2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    loader = [
+        (data.x_train[i : i + BATCH], data.y_train[i : i + BATCH])
+        for i in range(0, len(data.y_train), BATCH)
+    ]
+    ours(model, loader[:1], k)  # warm up both code paths
+    reference(model, loader[:1], k)
+    times: dict[str, list[float]] = {"ours": [], "reference": []}
+    mems: dict[str, list[int]] = {"ours": [], "reference": []}
+    results = {}
+    for _ in range(args.repeats):
+        for name, fn in (("reference", reference), ("ours", ours)):
+            with PeakRSS() as mem:
+                t0 = time.perf_counter()
+                results[name] = fn(model, loader, k)
+                times[name].append(time.perf_counter() - t0)
+            mems[name].append(mem.used)
+            del mem
+    t_ours, t_ref = min(times["ours"]), min(times["reference"])
+    m_ours, m_ref = min(mems["ours"]), min(mems["reference"])
+    diff = max_rel_diff(results["ours"], results["reference"])
+    print(
+        f"9-layer MLP (5 nonlinear + 4 linear, width {args.width}), MNIST-1D N={len(data.y_train)},"
+        f" layers Z{FIRST}..Z9, batches of {BATCH}, {args.threads} thread(s)"
+    )
+    print(f"  ours:      {t_ours * 1e3:8.1f} ms   peak +{m_ours / 2**20:7.1f} MiB")
+    print(f"  reference: {t_ref * 1e3:8.1f} ms   peak +{m_ref / 2**20:7.1f} MiB")
+    print(
+        f"  time ratio (reference / ours) {t_ref / t_ours:.2f}, memory ratio (ours / reference) "
+        f"{m_ours / m_ref:.3f}, max relative difference of the metrics {diff:.2e}"
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "bench_probe",
+                "n": len(data.y_train),
+                "width": args.width,
+                "threads": args.threads,
+                "ours_s": t_ours,
+                "reference_s": t_ref,
+                "ours_peak_bytes": m_ours,
+                "reference_peak_bytes": m_ref,
+                "time_ratio": t_ref / t_ours,
+                "memory_ratio": m_ours / m_ref,
+                "max_rel_diff": diff,
+                "times": times,
+                "peaks": mems,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

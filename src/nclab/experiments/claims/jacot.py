@@ -1,0 +1,224 @@
+"""Claims of Jacot, Súkeník, Wang & Mondelli, "Wide Neural Networks Trained with Weight Decay Provably
+Exhibit Neural Collapse" (ICLR 2025), §6 and Appendix A, for ``nclab reproduce``.
+
+Quick presets train on MNIST-1D on a CPU (each well under a minute of CPU time); full presets are the
+paper's MNIST settings on a GPU (MNIST files from ``data.data_dir`` or ``$NCLAB_DATA_DIR``). The
+checks are the paper's qualitative directions with margins; derived quantities are defined in
+:mod:`nclab.experiments.linear_head_summary`.
+"""
+
+from __future__ import annotations
+
+from ..registry import Check, Claim, RunSpec, lookup
+
+PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
+
+
+def _ratio(num: str, den: str, below: float):
+    """Predicate: value at ``num`` < ``below`` x value at ``den`` (both must exist and be > 0)."""
+
+    def pred(s) -> bool:
+        a, b = float(lookup(s, num)), float(lookup(s, den))
+        return a > 0 and b > 0 and a < below * b
+
+    return pred
+
+
+def _nc1_bound_holds(s) -> bool:
+    cert = lookup(s, "certificate")
+    return bool(cert.get("applies")) and cert.get("holds", {}).get("nc1") is True
+
+
+CLAIMS = [
+    Claim(
+        id="jacot/fig1-mlp",
+        paper=PAPER,
+        where="§6, Fig. 1; App. A, Fig. 4",
+        claim="Training a 9-layer MLP (5 nonlinear + 4 linear layers) with MSE and weight decay, NC1 "
+        "falls over training, NC2 improves layer by layer through the linear head, the linear "
+        "layers become balanced (the nonlinear ones stay less balanced), and the class-mean "
+        "Gram matrices approach a multiple of the identity.",
+        runs={
+            "main": RunSpec(
+                "linear-head",
+                quick="fig1-mlp-quick",
+                full="fig1-mlp-mnist-gpu",
+                full_needs_gpu=True,
+                seeds=2,
+            )
+        },
+        measured={
+            "NC1 of Z_(L-1), first measurement": "derived.nc1_last_start",
+            "NC1 of Z_(L-1), end": "derived.nc1_last",
+            "NC2 of the head input Z_(L1)": "derived.nc2_head_input",
+            "NC2 of Z_(L-1)": "derived.nc2_last",
+            "max balancedness of the linear head": "derived.balancedness_linear_max",
+            "mean balancedness of the linear head": "derived.balancedness_linear_mean",
+            "mean balancedness of the nonlinear layers": "derived.balancedness_nonlinear_mean",
+            "Gram of Z_(L-1): distance to c I (start)": "derived.gram_of_last_start",
+            "Gram of Z_(L-1): distance to c I (end)": "derived.gram_of_last",
+            "train accuracy": "train_acc",
+        },
+        theory={
+            "Thm 3.1 bound on NC1 of Z_(L-1)": "certificate.bounds.nc1",
+            "measured NC1 (certificate)": "certificate.measured.nc1_trace",
+        },
+        paper_values={
+            "NC2 through the head": "decreases layer by layer (Fig. 1, Fig. 4)",
+            "balancedness": "linear layers decay to a small value, nonlinear plateau higher",
+        },
+        checks=[
+            Check("the network interpolates (train accuracy >= 0.99)", "train_acc", ">=", 0.99),
+            Check(
+                "NC1 of Z_(L-1) falls more than 5x over training",
+                predicate=_ratio("derived.nc1_last", "derived.nc1_last_start", 0.2),
+            ),
+            Check(
+                "NC2 decreases at every layer of the linear head",
+                "derived.nc2_head_decrease",
+                ">=",
+                0.99,
+            ),
+            Check(
+                "NC2 of Z_(L-1) is under half that of the head's input",
+                predicate=_ratio("derived.nc2_last", "derived.nc2_head_input", 0.5),
+            ),
+            Check(
+                "linear-head balancedness falls more than 4x over training",
+                predicate=_ratio(
+                    "derived.balancedness_linear_max", "derived.balancedness_linear_start", 0.25
+                ),
+            ),
+            Check(
+                "linear layers end at least 2x more balanced than nonlinear ones (layer means)",
+                predicate=_ratio(
+                    "derived.balancedness_linear_mean", "derived.balancedness_nonlinear_mean", 0.5
+                ),
+            ),
+            Check(
+                "the class-mean Gram of Z_(L-1) approaches a multiple of I",
+                predicate=_ratio("derived.gram_of_last", "derived.gram_of_last_start", 0.6),
+            ),
+            Check(
+                "Theorem 3.1's NC1 bound applies to the trained network and holds",
+                predicate=_nc1_bound_holds,
+            ),
+        ],
+        quick_seconds=45.0,
+        full_seconds=6 * 3600.0,
+        note="CPU quick preset: MNIST-1D (100 per class), Adam, wd 5e-4, 300 epochs; the paper: "
+        "MNIST, wd 0.0018, lr 0.001, 10000 epochs (fig1-mlp-mnist-gpu).",
+    ),
+    Claim(
+        id="jacot/fig2-depth",
+        paper=PAPER,
+        where="§6, Fig. 2; App. A, Fig. 5",
+        claim="With 5 nonlinear layers and L2 linear layers, NC2 of the last hidden layer improves "
+        "as L2 grows, while the input of the linear head gets slightly worse.",
+        runs={
+            "main": RunSpec(
+                "linear-head",
+                quick="fig2-depth-quick",
+                full="fig2-depth-mnist-gpu",
+                full_needs_gpu=True,
+                seeds=3,
+            )
+        },
+        measured={
+            "NC2 of Z_(L-1), L2 = 1": "by_depth.1.nc2_last",
+            "NC2 of Z_(L-1), L2 = 3": "by_depth.3.nc2_last",
+            "NC2 of Z_(L-1), L2 = 5": "by_depth.5.nc2_last",
+            "NC2 of the head input, L2 = 1": "by_depth.1.nc2_head_input",
+            "NC2 of the head input, L2 = 5": "by_depth.5.nc2_head_input",
+            "NC1 of Z_(L-1), L2 = 1": "by_depth.1.nc1_last",
+            "NC1 of Z_(L-1), L2 = 5": "by_depth.5.nc1_last",
+        },
+        paper_values={
+            "NC2 of the last layer": "decreases with L2 (Fig. 2)",
+            "NC2 of the head input": "slightly worse with L2",
+        },
+        checks=[
+            Check(
+                "NC2 of Z_(L-1) at L2 = 5 is under 0.6x that at L2 = 1",
+                predicate=_ratio("by_depth.5.nc2_last", "by_depth.1.nc2_last", 0.6),
+            ),
+            Check(
+                "NC2 of Z_(L-1) at L2 = 3 is below that at L2 = 1",
+                predicate=_ratio("by_depth.3.nc2_last", "by_depth.1.nc2_last", 1.0),
+            ),
+            Check(
+                "NC2 of Z_(L-1) at L2 = 5 is not above that at L2 = 3 (+5 %)",
+                predicate=_ratio("by_depth.5.nc2_last", "by_depth.3.nc2_last", 1.05),
+            ),
+            Check(
+                "the head's input is not better conditioned at L2 = 5 than at L2 = 1",
+                "by_depth.5.nc2_head_input",
+                ">=",
+                ref="by_depth.1.nc2_head_input",
+            ),
+        ],
+        quick_seconds=40.0,
+        full_seconds=24 * 3600.0,
+        note="CPU quick preset: MNIST-1D (50 per class), width 64, L2 in {1, 3, 5}, wd 5e-4, 3 seeds.",
+    ),
+    Claim(
+        id="jacot/fig3-nonlinear-depth",
+        paper=PAPER,
+        where="§6, Fig. 3",
+        claim="As the nonlinear part gets deeper (weight decay c / L), its layers become more "
+        "balanced and less nonlinear: mean and min balancedness and negativity decrease.",
+        runs={
+            "main": RunSpec(
+                "linear-head",
+                quick="fig3-nonlinear-depth-quick",
+                full="fig3-nonlinear-depth-mnist-gpu",
+                full_needs_gpu=True,
+                seeds=3,
+            )
+        },
+        measured={
+            "mean balancedness, L1 = 4": "by_depth.4.balancedness_nonlinear_mean",
+            "mean balancedness, L1 = 12": "by_depth.12.balancedness_nonlinear_mean",
+            "min balancedness, L1 = 4": "by_depth.4.balancedness_nonlinear_min",
+            "min balancedness, L1 = 12": "by_depth.12.balancedness_nonlinear_min",
+            "mean negativity, L1 = 4": "by_depth.4.negativity_mean",
+            "mean negativity, L1 = 12": "by_depth.12.negativity_mean",
+            "min negativity, L1 = 4": "by_depth.4.negativity_min",
+            "min negativity, L1 = 12": "by_depth.12.negativity_min",
+        },
+        paper_values={
+            "balancedness": "improves with depth, mean and min (Fig. 3)",
+            "negativity": "min clearly decreases, mean less pronounced",
+        },
+        checks=[
+            Check(
+                "mean balancedness of nonlinear layers: L1 = 12 under 0.95x L1 = 4",
+                predicate=_ratio(
+                    "by_depth.12.balancedness_nonlinear_mean",
+                    "by_depth.4.balancedness_nonlinear_mean",
+                    0.95,
+                ),
+            ),
+            Check(
+                "min balancedness of nonlinear layers: L1 = 12 below L1 = 4",
+                predicate=_ratio(
+                    "by_depth.12.balancedness_nonlinear_min",
+                    "by_depth.4.balancedness_nonlinear_min",
+                    1.0,
+                ),
+            ),
+            Check(
+                "min negativity: L1 = 12 under 0.8x L1 = 4",
+                predicate=_ratio("by_depth.12.negativity_min", "by_depth.4.negativity_min", 0.8),
+            ),
+            Check(
+                "mean negativity: L1 = 12 under 0.95x L1 = 4",
+                predicate=_ratio("by_depth.12.negativity_mean", "by_depth.4.negativity_mean", 0.95),
+            ),
+        ],
+        quick_seconds=45.0,
+        full_seconds=24 * 3600.0,
+        note="CPU quick preset: MNIST-1D (50 per class), width 64, L2 = 1, L1 in {4, 8, 12}, weight "
+        "decay 0.004 / L (the paper: 0.016 / L), 3 seeds.",
+    ),
+]

@@ -1,0 +1,144 @@
+"""Presets of the linear-head experiment (Jacot et al., ICLR 2025, §6 and Appendix A).
+
+CPU presets run on MNIST-1D (generated locally) with a reduced number of epochs; ``-quick`` variants
+take well under two minutes on two cores; ``*-gpu`` presets are the paper's MNIST / CIFAR-10
+settings, read from ``--set data.data_dir=...`` (not run in CI). ``nclab run linear-head --list``
+lists them; ``docs/linear-head.md`` gives the measured numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # Fig. 1 / Fig. 4: 9-layer MLP (5 nonlinear + 4 linear). CPU: MNIST-1D, Adam, mini-batches of
+    # 100, weight decay 5e-4 (the paper's 1.8e-3 with SGD for 10000 epochs on MNIST: *-gpu)
+    "fig1-mlp": {
+        "data": {"name": "mnist1d"},
+        "model": {"L1": 5, "L2": 4, "width": 256},
+        "train": {
+            "epochs": 300,
+            "lr": 1e-3,
+            "weight_decay": 5e-4,
+            "optimizer": "adam",
+            "batch_size": 100,
+        },
+        "measure_every": 20,
+    },
+    "fig1-mlp-quick": {
+        "data": {"name": "mnist1d", "samples_per_class": 100, "test_samples_per_class": 50},
+        "model": {"L1": 5, "L2": 4, "width": 128},
+        "train": {
+            "epochs": 300,
+            "lr": 1e-3,
+            "weight_decay": 5e-4,
+            "optimizer": "adam",
+            "batch_size": 100,
+        },
+        "measure_every": 20,
+    },
+    # Fig. 2: 5 nonlinear + L2 in 1..5 linear layers, two weight decays (the paper: 0.001, 0.004)
+    "fig2-depth": {
+        "data": {"name": "mnist1d"},
+        "model": {"L1": 5, "width": 128},
+        "train": {"epochs": 200, "lr": 1e-3, "optimizer": "adam", "batch_size": 100},
+        "sweep": "linear_depth",
+        "sweep_values": [1, 2, 3, 4, 5],
+        "sweep_weight_decays": [2.5e-4, 1e-3],
+        "measure_every": 50,
+    },
+    "fig2-depth-quick": {
+        "data": {"name": "mnist1d", "samples_per_class": 50, "test_samples_per_class": 20},
+        "model": {"L1": 5, "width": 64},
+        "train": {
+            "epochs": 200,
+            "lr": 1e-3,
+            "optimizer": "adam",
+            "weight_decay": 5e-4,
+            "batch_size": 100,
+        },
+        "sweep": "linear_depth",
+        "sweep_values": [1, 3, 5],
+        "measure_every": 50,
+    },
+    # Fig. 3: nonlinear depth 4..12, weight decay c / L (the paper: c = 0.016), lr 0.001 / 0.002
+    "fig3-nonlinear-depth": {
+        "data": {"name": "mnist1d"},
+        "model": {"L2": 1, "width": 128},
+        "train": {"epochs": 200, "weight_decay": 4e-3, "optimizer": "adam", "batch_size": 100},
+        "sweep": "nonlinear_depth",
+        "sweep_values": [4, 6, 8, 10, 12],
+        "sweep_lrs": [1e-3, 2e-3],
+        "wd_over_depth": True,
+        "measure_every": 50,
+    },
+    "fig3-nonlinear-depth-quick": {
+        "data": {"name": "mnist1d", "samples_per_class": 50, "test_samples_per_class": 20},
+        "model": {"L2": 1, "width": 64},
+        "train": {"epochs": 200, "weight_decay": 4e-3, "optimizer": "adam", "batch_size": 100},
+        "sweep": "nonlinear_depth",
+        "sweep_values": [4, 8, 12],
+        "wd_over_depth": True,
+        "measure_every": 50,
+    },
+    # the paper's settings (GPU; MNIST / CIFAR-10 files from data.data_dir)
+    "fig1-mlp-mnist-gpu": {
+        "data": {"name": "mnist"},
+        "model": {"L1": 5, "L2": 4, "width": 512},
+        "train": {
+            "epochs": 10000,
+            "lr": 1e-3,
+            "weight_decay": 1.8e-3,
+            "optimizer": "sgd",
+            "batch_size": 1000,
+        },
+        "measure_every": 100,
+        "checkpoint_every": 100,
+    },
+    "fig1-resnet20-cifar10-gpu": {
+        "data": {"name": "cifar10"},
+        "model": {"backbone": "resnet20", "L1": 3, "L2": 3, "width": 512},
+        "train": {
+            "epochs": 5000,
+            "lr": 1e-3,
+            "weight_decay": 1e-3,
+            "optimizer": "sgd",
+            "batch_size": 1000,
+        },
+        "measure_from": 0,
+        "measure_every": 100,
+        "checkpoint_every": 100,
+    },
+    "fig2-depth-mnist-gpu": {
+        "data": {"name": "mnist"},
+        "model": {"L1": 5, "width": 512},
+        "train": {"epochs": 2000, "lr": 1e-3, "optimizer": "sgd", "batch_size": 1000},
+        "sweep": "linear_depth",
+        "sweep_values": [1, 2, 3, 4, 5],
+        "sweep_weight_decays": [1e-3, 4e-3],
+        "measure_every": 100,
+        "checkpoint_every": 100,
+    },
+    "fig2-depth-resnet20-cifar10-gpu": {
+        "data": {"name": "cifar10"},
+        "model": {"backbone": "resnet20", "L1": 1, "width": 512},
+        "train": {"epochs": 2000, "lr": 1e-3, "optimizer": "sgd", "batch_size": 1000},
+        "sweep": "linear_depth",
+        "sweep_values": [1, 2, 3, 4, 5, 6],
+        "sweep_weight_decays": [1e-3, 4e-3],
+        "measure_from": 0,
+        "measure_every": 100,
+        "checkpoint_every": 100,
+    },
+    "fig3-nonlinear-depth-mnist-gpu": {
+        "data": {"name": "mnist"},
+        "model": {"L2": 1, "width": 512},
+        "train": {"epochs": 2000, "weight_decay": 0.016, "optimizer": "sgd", "batch_size": 1000},
+        "sweep": "nonlinear_depth",
+        "sweep_values": [4, 6, 8, 10, 12],
+        "sweep_lrs": [1e-3, 2e-3],
+        "wd_over_depth": True,
+        "measure_every": 100,
+        "checkpoint_every": 100,
+    },
+}

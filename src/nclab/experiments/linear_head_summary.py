@@ -1,0 +1,146 @@
+"""Summaries and figures of the linear-head experiment: mean and ±1 std over seeds, derived scalars
+per network (what the paper's claims are about), one record per depth for sweeps.
+
+Derived scalars of one network (``derived``), L1 nonlinear and L2 linear layers, measured from
+``measure_from`` on:
+
+* ``nc1_last`` / ``nc1_last_start``: ``nc1_trace`` of Z_{L-1} at the end / at the first measurement,
+* ``nc2_head_input`` / ``nc2_last``: ``nc2_kappa`` of Z_{L1} (input of the linear head) and of
+  Z_{L-1} (input of W_L); ``nc2_head_decrease``: fraction of steps Z_l -> Z_{l+1} through the head
+  (l = L1 .. L-2) that lower ``nc2_kappa``,
+* ``gram_of_last`` / ``gram_of_last_start``: ``nc2_of`` of Z_{L-1}, the distance of its class-mean
+  Gram matrix to a multiple of I,
+* ``balancedness_linear_max`` / ``_mean`` (pairs inside the head, l = L1+1 .. L-1), ``..._start``
+  (the max at the first measurement),
+  ``balancedness_nonlinear_mean`` / ``_min`` (l <= L1, W_l nonlinear),
+* ``negativity_mean`` / ``negativity_min`` over the measured nonlinear layers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from ..runs import RunDir
+
+SCALARS = ("train_mse", "train_acc", "test_acc")
+METRICS = ("nc1_trace", "nc2_kappa", "nc2_of", "nc3_cos", "balancedness", "negativity")
+
+
+def _mean_std(vals: Sequence[float | None]) -> tuple[float | None, float | None]:
+    v = [float(x) for x in vals if x is not None and math.isfinite(float(x))]
+    if not v:
+        return None, None
+    m = sum(v) / len(v)
+    return m, math.sqrt(sum((x - m) ** 2 for x in v) / len(v))
+
+
+def derived(summary: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, float | None]:
+    L1, L2 = summary["L1"], summary["L2"]
+    L = L1 + L2
+    by = {rec["index"]: rec for rec in summary["layers"]}
+    first = history[0]["layers"] if history else {}
+    first_by = {rec["index"]: rec for rec in first.values()}
+
+    def get(ell, key, src=by):
+        return src.get(ell, {}).get(key)
+
+    head = [get(ell, "nc2_kappa") for ell in range(L1, L)]
+    steps = [(a, b) for a, b in itertools.pairwise(head) if a is not None and b is not None]
+    lin_bal = [get(ell, "balancedness") for ell in range(L1 + 1, L)]
+    lin_bal0 = [get(ell, "balancedness", first_by) for ell in range(L1 + 1, L)]
+    nl_bal = [v for ell in range(1, L1 + 1) if (v := get(ell, "balancedness")) is not None]
+    neg = [v for ell in range(1, L1 + 1) if (v := get(ell, "negativity")) is not None]
+    lin_bal = [v for v in lin_bal if v is not None]
+    lin_bal0 = [v for v in lin_bal0 if v is not None]
+    return {
+        "nc1_last": get(L - 1, "nc1_trace"),
+        "nc1_last_start": get(L - 1, "nc1_trace", first_by),
+        "nc2_head_input": get(L1, "nc2_kappa"),
+        "nc2_last": get(L - 1, "nc2_kappa"),
+        "nc2_head_decrease": (sum(b < a for a, b in steps) / len(steps)) if steps else None,
+        "gram_of_last": get(L - 1, "nc2_of"),
+        "gram_of_last_start": get(L - 1, "nc2_of", first_by),
+        "balancedness_linear_max": max(lin_bal) if lin_bal else None,
+        "balancedness_linear_mean": sum(lin_bal) / len(lin_bal) if lin_bal else None,
+        "balancedness_linear_start": max(lin_bal0) if lin_bal0 else None,
+        "balancedness_nonlinear_mean": sum(nl_bal) / len(nl_bal) if nl_bal else None,
+        "balancedness_nonlinear_min": min(nl_bal) if nl_bal else None,
+        "negativity_mean": sum(neg) / len(neg) if neg else None,
+        "negativity_min": min(neg) if neg else None,
+    }
+
+
+def aggregate(group: list[tuple[dict, dict, list]]) -> dict[str, Any]:
+    """Mean (and ``std``) over the networks of a group (seeds; for by-depth also wd / lr)."""
+    sums = [s for _, s, _ in group]
+    out: dict[str, Any] = {}
+    std: dict[str, Any] = {}
+    for k in SCALARS:
+        out[k], std[k] = _mean_std([s.get(k) for s in sums])
+    layers, layers_std = [], []
+    for i, rec in enumerate(sums[0]["layers"]):
+        m = {"name": rec["name"], "kind": rec["kind"], "index": rec["index"]}
+        sd = {}
+        for key in METRICS:
+            m[key], sd[key] = _mean_std([s["layers"][i].get(key) for s in sums])
+        layers.append(m)
+        layers_std.append(sd)
+    out["layers"] = layers
+    std["layers"] = layers_std
+    ders = [derived(s, h) for _, s, h in group]
+    out["derived"], std["derived"] = {}, {}
+    for k in ders[0]:
+        out["derived"][k], std["derived"][k] = _mean_std([d[k] for d in ders])
+    out["certificate"] = sums[0]["certificate"]
+    out["std"] = std
+    out["n"] = len(group)
+    return out
+
+
+def summarize(
+    cfg, results: list[tuple[dict, dict, list]], run_dir: RunDir | None
+) -> dict[str, Any]:
+    """The experiment's summary.json (and figures when ``run_dir`` is given: rank 0)."""
+    out: dict[str, Any] = {"sweep_kind": cfg.sweep}
+    if cfg.sweep == "none":
+        out.update(aggregate(results))
+        out["per_seed"] = [{k: v for k, v in s.items() if k != "grams"} for _, s, _ in results]
+        out["grams"] = results[0][1].get("grams", {})
+    else:
+        key = "L2" if cfg.sweep == "linear_depth" else "L1"
+        other = "wd_group" if cfg.sweep == "linear_depth" else "lr"
+        groups: dict[tuple, list] = defaultdict(list)
+        depth: dict[int, list] = defaultdict(list)
+        for job, s, h in results:
+            groups[(job[key], job[other])].append((job, s, h))
+            depth[job[key]].append((job, s, h))
+        out["sweep"] = []
+        for (v, o), grp in groups.items():
+            rec = aggregate(grp)
+            rec.update({key: v, "weight_decay" if other == "wd_group" else "lr": o})
+            out["sweep"].append(rec)
+        out["by_depth"] = {}
+        for v, grp in sorted(depth.items()):
+            agg = aggregate(grp)
+            out["by_depth"][str(v)] = {
+                **agg["derived"],
+                "std": agg["std"]["derived"],
+                "test_acc": agg["test_acc"],
+                "train_mse": agg["train_mse"],
+                "n": agg["n"],
+            }
+        deepest = max(depth)
+        top = aggregate(depth[deepest])
+        for k in ("layers", "train_mse", "train_acc", "test_acc", "certificate", "derived"):
+            out[k] = top[k]
+        out["std"] = {**top["std"], "by_depth": {v: d["std"] for v, d in out["by_depth"].items()}}
+        out["layers_from"] = f"{key} = {deepest} (the deepest of the sweep)"
+    if run_dir is not None:
+        from .linear_head_figures import draw
+
+        out["figures"] = [str(p) for p in draw(cfg, results, out, run_dir)]
+    return out
