@@ -616,7 +616,6 @@ def _batch_stats(x: torch.Tensor, y: torch.Tensor, K: int, want_scatter: bool, p
         raise DataError("features contain NaN or Inf values")
     dm = sums / nb.clamp_min(1).to(F64)[:, None]
     c -= dm[y]
-    ssb = torch.zeros(K, dtype=F64, device=dev).index_add_(0, y, (c * c).sum(1))
     sb = _gram(c) if want_scatter else None
     csb = None
     if per_class:
@@ -624,6 +623,7 @@ def _batch_stats(x: torch.Tensor, y: torch.Tensor, K: int, want_scatter: bool, p
         for k in nb.nonzero().flatten().tolist():
             ck = c[y == k]
             csb[k] = ck.T @ ck
+    ssb = torch.zeros(K, dtype=F64, device=dev).index_add_(0, y, c.square_().sum(1))  # c is spent
     return nb, shift + dm, ssb, sb, csb
 
 

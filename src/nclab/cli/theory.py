@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import types
 import typing
@@ -10,6 +11,8 @@ from typing import Any
 import typer
 
 from ._app import app, console, emit_json
+
+SEQUENCES = (list, tuple, collections.abc.Sequence)
 
 
 def _coerce(name: str, text: str | None, annotation: Any) -> Any:
@@ -23,14 +26,17 @@ def _coerce(name: str, text: str | None, annotation: Any) -> Any:
     origin = typing.get_origin(ann)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(ann) if a is not type(None)]
-        ann = args[0] if args else str
+        seqs = [a for a in args if typing.get_origin(a) in SEQUENCES]
+        scalars = [a for a in args if a not in seqs]
+        wants_list = text is not None and ("," in text or "[" in text)
+        ann = (seqs or scalars)[0] if (wants_list or not scalars) else scalars[0]
         origin = typing.get_origin(ann)
     try:
         if ann is bool:
             return True if text is None else text.lower() in ("1", "true", "yes", "on")
         if text is None:
             raise TheoryError(f"--{name} needs a value")
-        if origin in (list, tuple) or ann in (list, tuple):
+        if origin in SEQUENCES or ann in (list, tuple):
             inner = (typing.get_args(ann) or (float,))[0]
             items = [t for t in text.replace("[", "").replace("]", "").split(",") if t.strip()]
             return [inner(t.strip()) if inner in (int, float) else float(t) for t in items]

@@ -68,10 +68,12 @@ class NegativityStats:
                 f"expected pre-activations of shape (N, {self.dim}), got {tuple(z.shape)}"
             )
         z = z.to(self.gram.device, F64)
-        if not torch.isfinite(z).all():
+        gram = z.T @ z
+        # a NaN or Inf entry reaches the diagonal (sums of squares): a D-element check, not N x D
+        if not torch.isfinite(torch.diagonal(gram)).all():
             raise DataError("pre-activations contain NaN or Inf values")
         neg = z.clamp_max(0)
-        self.gram.addmm_(z.T, z)
+        self.gram += gram
         self.neg_gram.addmm_(neg.T, neg)
         self.n += z.shape[0]
 

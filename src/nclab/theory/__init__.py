@@ -19,6 +19,7 @@ PREDICTIONS: dict[str, str] = {
     "ufm-ce": "ufm:ufm_ce",
     "extended-ufm": "extended_ufm:extended_ufm",
     "extended-ufm-relu": "extended_ufm:extended_ufm_relu",
+    "deep-linear-ufm": "extended_ufm:deep_linear_ufm",
     "gufm-mse": "gufm:gufm_mse",
     "gufm-ce": "gufm:gufm_ce",
     "fc-thm1": "feature_collapse:fc_thm1",
