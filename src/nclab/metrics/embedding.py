@@ -1,0 +1,253 @@
+r"""Feature-collapse measures on the weights of the word networks (Laurent, von Brecht & Bresson,
+*Feature Collapse*, ICLR 2024, Definitions 1–3).
+
+Two weight sets, each grouped by concept:
+
+* the word vectors — embeddings :math:`w_{(\alpha,\beta)}` for h, LayerNorm representations
+  :math:`\varphi(w_{(\alpha,\beta)})` for h* — grouped by their concept α;
+* the blocks :math:`u_{k,\ell}` of U grouped by the concept :math:`z_{k,\ell}` they read.
+
+Per set (:func:`group_collapse`): within-group NC1 (trace ratio :math:`\mathrm{tr}\Sigma_W/
+\mathrm{tr}\Sigma_B` and the pseudo-inverse form :math:`\mathrm{tr}(\Sigma_W\Sigma_B^\dagger)/n_c`),
+directional NC1 (trace ratio of the unit vectors), norms (mean, std, coefficient of variation,
+per group), the ETF distance of the :math:`n_c` group means of the unit vectors, centred by their
+average (Definitions 1–3 have equiangular :math:`f_\alpha` summing to 0, so centring changes nothing
+at collapse; it removes the bias of a learnable LayerNorm), and for words the Spearman correlation
+of norm with frequency μ_β and with the training-set count. Across sets: ``alignment`` = mean over
+α of cos(mean u-group α, mean word-group α), group means centred the same way.
+
+Verdict (:func:`collapse_verdict`, thresholds :data:`THRESHOLDS`): directional collapse of both
+sets (directional NC1 ≤ 0.05, ETF distance of the word-group directions ≤ 0.1, alignment ≥ 0.95);
+then ``"type-II"`` for h* (representations), otherwise ``"type-I"`` if the word norms are equal
+(CV ≤ 0.2) and ``"type-III"`` if not; ``"none"`` without directional collapse. With a learnable
+LayerNorm only the within-group criteria apply (``geometry=False``, see :func:`collapse_verdict`).
+
+torch only (no scipy/matplotlib). Everything is computed in float64.
+
+>>> import torch
+>>> F = torch.tensor([[1.0, 0.0], [-0.5, 0.75 ** 0.5], [-0.5, -0.75 ** 0.5]])  # equiangular
+>>> concept = torch.arange(12) // 4
+>>> words = 1.4 * F[concept]
+>>> latents = torch.tensor([[0, 1, 2], [2, 2, 0]])
+>>> u = 0.4 * F[latents]
+>>> m = feature_collapse_measures(words, concept, 3, u, latents)
+>>> m["collapse_type"], round(m["words"]["norm_mean"], 6), round(m["alignment"], 6)
+('type-I', 1.4, 1.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ..errors import DataError, DegenerateError
+from ..stats import ClassStats
+from .geometry import etf_distance
+from .variability import nc1, nc1_trace
+
+F64 = torch.float64
+
+#: verdict thresholds (documented in docs/feature-collapse.md)
+THRESHOLDS: dict[str, float] = {
+    "dir_nc1_max": 0.05,   # directional NC1 of words and of u blocks
+    "etf_max": 0.1,        # ETF distance of the word-group mean directions
+    "align_min": 0.95,     # cosine between matching u-group and word-group means
+    "norm_cv_max": 0.2,    # word norms std/mean: type-I below, type-III above
+}
+
+__all__ = ["THRESHOLDS", "alignment", "collapse_verdict", "feature_collapse_measures",
+           "group_collapse", "pca", "spearman"]
+
+
+def _check(vectors: torch.Tensor, groups: torch.Tensor, num_groups: int, name: str) -> torch.Tensor:
+    if not isinstance(vectors, torch.Tensor) or vectors.ndim != 2:
+        raise DataError(f"{name} must be a 2D tensor (n, d), got "
+                        f"{getattr(vectors, 'shape', type(vectors).__name__)}")
+    if groups.shape != (vectors.shape[0],):
+        raise DataError(f"{name}: groups must have shape ({vectors.shape[0]},), got "
+                        f"{tuple(groups.shape)}")
+    if groups.numel() and (int(groups.min()) < 0 or int(groups.max()) >= num_groups):
+        raise DataError(f"{name}: groups must lie in [0, {num_groups})")
+    v = vectors.detach().to(F64)
+    if not torch.isfinite(v).all():
+        raise DataError(f"{name} contain NaN or Inf")
+    counts = torch.bincount(groups, minlength=num_groups)
+    if (counts == 0).any():
+        raise DegenerateError(f"{name}: group(s) {torch.nonzero(counts == 0).flatten().tolist()} "
+                              "are empty")
+    return v
+
+
+def _ranks(x: torch.Tensor) -> torch.Tensor:
+    """Ranks 1..n with ties averaged."""
+    _, inv, counts = torch.unique(x, return_inverse=True, return_counts=True)
+    ends = torch.cumsum(counts, 0).to(F64)
+    avg = ends - (counts.to(F64) - 1) / 2
+    return avg[inv]
+
+
+def spearman(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Spearman rank correlation (Pearson correlation of tie-averaged ranks).
+
+    >>> import torch
+    >>> spearman(torch.tensor([1., 2., 3., 4.]), torch.tensor([10., 20., 25., 100.]))
+    1.0
+    """
+    a, b = a.detach().to(F64).flatten(), b.detach().to(F64).flatten()
+    if a.shape != b.shape or a.numel() < 2:
+        raise DataError("spearman needs two vectors of the same length >= 2")
+    ra, rb = _ranks(a), _ranks(b)
+    ra, rb = ra - ra.mean(), rb - rb.mean()
+    den = float(ra.norm() * rb.norm())
+    if den == 0.0:
+        raise DegenerateError("spearman is undefined: one of the vectors is constant")
+    return float((ra * rb).sum()) / den
+
+
+def group_collapse(vectors: torch.Tensor, groups: torch.Tensor, num_groups: int,
+                   name: str = "vectors") -> dict[str, Any]:
+    """NC1 (trace and pinv), directional NC1, norms and ETF distance of one grouped weight set."""
+    v = _check(vectors, groups, num_groups, name)
+    norms = v.norm(dim=1)
+    if float(norms.min()) == 0.0:
+        raise DegenerateError(f"{name}: a vector is exactly zero; its direction is undefined")
+    unit = v / norms[:, None]
+    out: dict[str, Any] = {}
+    stats = ClassStats.from_features(v, groups, num_groups)
+    ustats = ClassStats.from_features(unit, groups, num_groups)
+    for key, fn in (("nc1_trace", lambda: nc1_trace(stats)), ("nc1", lambda: nc1(stats)),
+                    ("dir_nc1", lambda: nc1_trace(ustats)),
+                    ("etf", lambda: etf_distance(ustats.means - ustats.means.mean(0)))):
+        try:
+            out[key] = fn()
+        except DegenerateError as exc:
+            out[key] = None
+            out.setdefault("skipped", {})[key] = str(exc)
+    counts = torch.bincount(groups, minlength=num_groups).to(F64)
+    gmean = torch.zeros(num_groups, dtype=F64).index_add_(0, groups, norms) / counts
+    gsq = torch.zeros(num_groups, dtype=F64).index_add_(0, groups, norms**2) / counts
+    mean = float(norms.mean())
+    out.update(
+        norm_mean=mean, norm_std=float(norms.std(correction=0)),
+        norm_cv=float(norms.std(correction=0)) / mean,
+        norm_min=float(norms.min()), norm_max=float(norms.max()),
+        group_norm_mean=gmean.tolist(),
+        group_norm_std=(gsq - gmean**2).clamp_min(0).sqrt().tolist(),
+    )
+    return out
+
+
+def alignment(u: torch.Tensor, u_groups: torch.Tensor, w: torch.Tensor, w_groups: torch.Tensor,
+              num_groups: int) -> float:
+    """Mean over groups of cos(mean of u-group α, mean of word-group α), both sets of group means
+    centred by their average (which removes a learnable LayerNorm's bias)."""
+    mu = ClassStats.from_features(u.detach().to(F64), u_groups, num_groups).means
+    mw = ClassStats.from_features(w.detach().to(F64), w_groups, num_groups).means
+    mu, mw = mu - mu.mean(0), mw - mw.mean(0)
+    nu, nw = mu.norm(dim=1), mw.norm(dim=1)
+    if float(nu.min()) == 0.0 or float(nw.min()) == 0.0:
+        raise DegenerateError("alignment is undefined: a group mean is zero")
+    return float(((mu * mw).sum(1) / (nu * nw)).mean())
+
+
+def collapse_verdict(m: dict[str, Any], layer_norm: bool,
+                     thresholds: dict[str, float] | None = None,
+                     geometry: bool = True) -> tuple[str, list[str]]:
+    """("type-I" | "type-II" | "type-III" | "none", reasons) from :func:`feature_collapse_measures`.
+
+    ``geometry=False`` drops the ETF and alignment requirements, for networks with a symmetry that
+    rescales coordinates (a learnable LayerNorm: (γ_i, u_i) → (sγ_i, u_i/s) leaves the function
+    unchanged, keeps within-group collapse but not equiangularity); they are still reported.
+    """
+    t = {**THRESHOLDS, **(thresholds or {})}
+    words, u = m["words"], m["u"]
+    fails = []
+
+    def need(ok: bool | None, text: str) -> None:
+        if not ok:
+            fails.append(text)
+
+    need(words.get("dir_nc1") is not None and words["dir_nc1"] <= t["dir_nc1_max"],
+         f"word directional NC1 {words.get('dir_nc1')} > {t['dir_nc1_max']}")
+    need(u.get("dir_nc1") is not None and u["dir_nc1"] <= t["dir_nc1_max"],
+         f"u directional NC1 {u.get('dir_nc1')} > {t['dir_nc1_max']}")
+    if geometry:
+        need(words.get("etf") is not None and words["etf"] <= t["etf_max"],
+             f"word-group ETF distance {words.get('etf')} > {t['etf_max']}")
+        need(m.get("alignment") is not None and m["alignment"] >= t["align_min"],
+             f"u/word alignment {m.get('alignment')} < {t['align_min']}")
+    if fails:
+        return "none", fails
+    if layer_norm:
+        return "type-II", ["directions collapse (LayerNorm representations)"]
+    if words["norm_cv"] <= t["norm_cv_max"]:
+        return "type-I", [f"directions collapse, word norm CV {words['norm_cv']:.3g} <= "
+                          f"{t['norm_cv_max']}"]
+    return "type-III", [f"directions collapse, word norm CV {words['norm_cv']:.3g} > "
+                        f"{t['norm_cv_max']}"]
+
+
+def feature_collapse_measures(
+    words: torch.Tensor, word_concept: torch.Tensor, nc: int, u_blocks: torch.Tensor,
+    latents: torch.Tensor, word_freq: torch.Tensor | None = None,
+    word_counts: torch.Tensor | None = None, layer_norm: bool = False,
+    thresholds: dict[str, float] | None = None, geometry: bool = True,
+) -> dict[str, Any]:
+    """Every measure of this module and the verdict.
+
+    Args:
+        words: (nw, d) word embeddings (h) or LayerNorm representations (h*).
+        word_concept: (nw,) concept of each word.
+        u_blocks: (K, L, d) blocks u_{k,ℓ}; latents: (K, L) concepts z_{k,ℓ}.
+        word_freq / word_counts: optional (nw,) frequencies μ and training counts, for the
+            Spearman correlations (left out, with the reason, when constant).
+    """
+    if u_blocks.ndim != 3 or latents.shape != u_blocks.shape[:2]:
+        raise DataError(f"u_blocks must be (K, L, d) and latents (K, L); got "
+                        f"{tuple(u_blocks.shape)} and {tuple(latents.shape)}")
+    u = u_blocks.reshape(-1, u_blocks.shape[-1])
+    ug = latents.reshape(-1)
+    out: dict[str, Any] = {"words": group_collapse(words, word_concept, nc, "word vectors"),
+                           "u": group_collapse(u, ug, nc, "u blocks")}
+    w = out["words"]
+    norms = words.detach().to(F64).norm(dim=1)
+    for key, ref in (("spearman_norm_freq", word_freq), ("spearman_norm_count", word_counts)):
+        if ref is None:
+            continue
+        try:
+            w[key] = spearman(norms, ref)
+        except DegenerateError as exc:
+            w[key] = None
+            w.setdefault("skipped", {})[key] = str(exc)
+    wn = words.detach().to(F64)
+    un = u.detach().to(F64)
+    try:
+        out["alignment"] = alignment(un / un.norm(dim=1, keepdim=True), ug,
+                                     wn / wn.norm(dim=1, keepdim=True), word_concept, nc)
+    except DegenerateError as exc:
+        out["alignment"] = None
+        out["skipped"] = {"alignment": str(exc)}
+    out["collapse_type"], out["verdict_reasons"] = collapse_verdict(out, layer_norm, thresholds,
+                                                                    geometry)
+    out["thresholds"] = {**THRESHOLDS, **(thresholds or {})}
+    return out
+
+
+def pca(vectors: torch.Tensor, k: int = 3) -> tuple[torch.Tensor, list[float]]:
+    """Coordinates on the first ``k`` principal components and the singular values σ1..σk of the
+    centred data (sklearn's ``singular_values_``), float64.
+
+    >>> import torch
+    >>> x = torch.tensor([[1., 0.], [-1., 0.], [0., 0.5], [0., -0.5]])
+    >>> coords, s = pca(x, 2)
+    >>> [round(v, 6) for v in s]
+    [1.414214, 0.707107]
+    """
+    v = vectors.detach().to(F64)
+    if v.ndim != 2 or v.shape[0] < 2:
+        raise DataError("pca needs a 2D tensor with at least 2 rows")
+    c = v - v.mean(0)
+    uu, s, _ = torch.linalg.svd(c, full_matrices=False)
+    k = min(k, s.numel())
+    return uu[:, :k] * s[:k], s[:k].tolist()
