@@ -47,26 +47,42 @@ def _fmt_secs(s: float) -> str:
     return f"{s / 3600:.1f} h"
 
 
+def claims_markdown(claims) -> str:
+    """The claim table as Markdown (docs/reproduce.md embeds it)."""
+    lines = ["| id | paper | claim | quick | full |", "|---|---|---|---|---|"]
+    for c in claims:
+        quick = _fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
+        full = _fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
+        presets = "; ".join(f"`{r.experiment} {r.full}`" for r in c.runs.values())
+        lines.append(f"| `{c.id}` | {c.paper}, {c.where} | {c.claim} | {quick} | {full}: {presets} |")
+    return "\n".join(lines) + "\n"
+
+
 def print_results(results, out: Path) -> None:
-    from rich.table import Table
+    """Per claim: verdict, then what the paper reports, the theory predicts and we measured."""
+    from rich.markup import escape
 
-    from ..report.reproduce import VERDICT_STYLE, kv
+    from ..report.reproduce import VERDICT_STYLE, kv, summary_counts
 
-    t = Table(title=f"nclab reproduce → {out}")
-    for col in ("claim", "paper", "theory", "measured", "verdict"):
-        t.add_column(col, overflow="fold")
+    c = console()
     for r in results:
         color = VERDICT_STYLE.get(r.verdict, "grey50")
-        t.add_row(
-            r.id,
-            kv(r.paper_values),
-            kv(r.theory),
-            kv(r.measured, True),
-            f"[bold {color}]{r.verdict}[/]",
-        )
-    c = console()
-    c.print(t)
-    c.print(f"reports: {out / 'report.md'}, {out / 'report.html'}")
+        passed = sum(ch["passed"] for ch in r.checks)
+        checks = f" ({passed}/{len(r.checks)} checks)" if r.checks else ""
+        c.print(f"[bold]{escape(r.id)}[/] [dim]{escape(r.where)}[/] — "
+                f"[bold {color}]{escape(r.verdict)}[/]{checks}")
+        for label, values, measured in (("paper", r.paper_values, False),
+                                        ("theory", r.theory, False),
+                                        ("measured", r.measured, True)):
+            if values:
+                c.print(f"    [dim]{label:>8}[/]  {escape(kv(values, measured))}")
+        for ch in r.checks:
+            if not ch["passed"]:
+                c.print(f"    [red]✗[/] {escape(ch['detail'])}")
+        if r.verdict.startswith("not run") and r.command:
+            c.print(f"    [dim]run it with:[/] {escape(r.command)}")
+    c.print(", ".join(f"{n} {v}" for v, n in summary_counts(results).items())
+            + f" — reports: {out / 'report.md'}, {out / 'report.html'}")
 
 
 @app.command()
@@ -81,6 +97,7 @@ def reproduce(
     workers: int = WORKERS_OPT,
     address: str = ADDRESS_OPT,
     list_: bool = typer.Option(False, "--list", help="List the claims and exit."),
+    markdown: bool = typer.Option(False, "--markdown", help="With --list: a Markdown table."),
     json: bool = JSON_OPT,
 ) -> None:
     """Run the papers' claims and report paper vs theory vs measured, with a verdict for each."""
@@ -91,6 +108,9 @@ def reproduce(
         rows = _claims_table(claims)
         if json:
             emit_json(rows)
+            return
+        if markdown:
+            print(claims_markdown(claims), end="")
             return
         from rich.table import Table
 
