@@ -40,58 +40,17 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Literal
 
 import torch
 
+from ._kernels import DecisionStats, batch_stats, class_moments, gram, span_basis
 from .errors import DataError, DegenerateError
 from .validation import F64, check_classifier, check_features, check_labels, input_eps
 
 ScatterMode = Literal["full", "subspace", "none"]
 SCATTER_MODES = ("full", "subspace", "none")
-
-
-@dataclass
-class DecisionStats:
-    """Sums from the second pass: ``nc3_cos`` = cos_sum / n, ``nc4`` = mismatch / n,
-    ``ncc_acc`` = ncc_correct / n, ``acc`` = clf_correct / n."""
-
-    n: int = 0
-    ncc_correct: int = 0
-    cos_sum: float = 0.0
-    mismatch: int = 0
-    clf_correct: int = 0
-    has_classifier: bool = False
-    tensor_fields: ClassVar[tuple[str, ...]] = (
-        "n",
-        "ncc_correct",
-        "cos_sum",
-        "mismatch",
-        "clf_correct",
-    )
-
-    def as_tensor(self, device) -> torch.Tensor:
-        return torch.tensor(
-            [float(getattr(self, f)) for f in self.tensor_fields], dtype=F64, device=device
-        )
-
-    def load_tensor(self, t: torch.Tensor) -> None:
-        for f, v in zip(self.tensor_fields, t.tolist(), strict=True):
-            setattr(self, f, v if f == "cos_sum" else int(round(v)))
-
-    def metrics(self) -> dict[str, float]:
-        if self.n == 0:
-            return {}
-        out = {"ncc_acc": self.ncc_correct / self.n}
-        if self.has_classifier:
-            out.update(
-                nc3_cos=self.cos_sum / self.n,
-                nc4=self.mismatch / self.n,
-                acc=self.clf_correct / self.n,
-            )
-        return out
 
 
 class ClassStats:
@@ -197,7 +156,7 @@ class ClassStats:
         x, y = self._prepare(features, labels)
         if x.shape[0] == 0:
             return
-        part = _batch_stats(
+        part = batch_stats(
             x, y, self.num_classes, self.scatter is not None, self.class_scatter is not None
         )
         self._combine(*part)
@@ -284,20 +243,30 @@ class ClassStats:
             dec.has_classifier = True
         elif dec.n and dec.has_classifier:
             raise DataError("decision_pass: earlier batches used a classifier, this one has none")
-        x = features.detach().to(dev, F64)
-        if not torch.isfinite(x).all():
-            raise DataError("features contain NaN or Inf values")
-        self._second(x, labels.to(dev), w, b)
+        self._second(features.detach().to(dev, F64), labels.to(dev), w, b)
 
-    def _second(self, x, y, w, b, decisions: bool = True, deviations=None) -> None:
-        """Accumulate the second pass of float64 features ``x`` (trusted input)."""
+    def _second(self, x, y, w, b, decisions: bool = True) -> None:
+        """Accumulate the second pass of float64 features ``x`` (trusted input, finite or not).
+
+        Everything is computed from P = (x - mu_G) Q, with mu_G the mean of the class means and Q an
+        orthonormal basis of their span: subtracting mu_G removes any common offset before the
+        product (near collapse the deviations stay accurate to ~eps times the spread of the means),
+        and since every mu_c - mu_G lies in span(Q), the nearest-centre scores
+        (x - mu_G).(mu_c - mu_G) = P (Q^T (mu_c - mu_G)) and the projected deviations
+        (x - mu_y) Q = P - ((mu - mu_G) Q)[y] both come from this one N x D x K product.
+        """
+        if self.basis is None:
+            self.basis = span_basis(self.means)
+        q = self.basis
         g = self.means.mean(0)
         mc = self.means - g
+        mq = mc @ q
+        p = (x - g) @ q
+        if not torch.isfinite(p).all():  # a NaN or Inf entry of x reaches its row of P
+            raise DataError("features contain NaN or Inf values")
         if decisions:
-            # distances to the class means, shifted by the global mean for accuracy near collapse
             dec = self.decision
-            xc = x - g
-            ncc = ((mc * mc).sum(1)[None, :] - 2 * xc @ mc.T).argmin(1)
+            ncc = ((mc * mc).sum(1)[None, :] - 2 * p @ mq.T).argmin(1)
             dec.n += int(x.shape[0])
             dec.ncc_correct += int((ncc == y).sum())
             if w is not None:
@@ -310,13 +279,9 @@ class ClassStats:
                 dec.mismatch += int((pred != ncc).sum())
                 dec.clf_correct += int((pred == y).sum())
         if self.scatter_mode == "subspace" and self.pass2_count < self.num_samples:
-            if self.basis is None:
-                self.basis = _span_basis(self.means)
-                r = self.basis.shape[1]
-                self.basis_scatter = torch.zeros(r, r, dtype=F64, device=x.device)
-            if deviations is None:
-                deviations = x - self.means[y]
-            p = deviations @ self.basis
+            if self.basis_scatter is None:
+                self.basis_scatter = torch.zeros(q.shape[1], q.shape[1], dtype=F64, device=x.device)
+            p -= mq[y]
             self.basis_scatter.addmm_(p.T, p)
             self.pass2_count += int(x.shape[0])
 
@@ -353,7 +318,8 @@ class ClassStats:
     ) -> ClassStats:
         """Statistics of a feature matrix already in memory, reading it twice, in chunks.
 
-        Pass 1 computes the counts, means and per-class sums of squares (:meth:`update` per chunk);
+        Pass 1 computes the counts, means and per-class sums of squares (shifted by a sample of each
+        class, exact near collapse);
         pass 2 is :meth:`decision_pass` (with ``weights``/``bias`` if given). With the default
         ``scatter="subspace"`` the within-class scatter is only formed in the span of the class
         means: O(N D K) instead of O(N D^2). ``decisions=False`` skips the second pass when the
@@ -385,39 +351,18 @@ class ClassStats:
             w, b = check_classifier(weights, bias, K, d, dev)
         y = labels.to(dev)
         rows = chunk_rows or max(64, min(n, (1 << 20) // max(d, 1)))  # ~8 MB float64 chunks
-        # pass 1: class sums relative to each class's first sample (exact means near collapse)
-        counts = torch.bincount(y, minlength=K)
-        first = torch.full((K,), n, dtype=torch.int64, device=dev).scatter_reduce_(
-            0, y, torch.arange(n, device=dev), reduce="amin"
-        )
-        shift = features[first.clamp_max(n - 1)].detach().to(F64)
-        sums = torch.zeros(K, d, dtype=F64, device=dev)
-        for i in range(0, n, rows):
-            yc = y[i : i + rows]
-            c = features[i : i + rows].detach().to(F64, copy=True)
-            c -= shift[yc]
-            sums.index_add_(0, yc, c)
-        if not torch.isfinite(sums).all():
-            raise DataError("features contain NaN or Inf values")
-        self.counts = counts
-        self.means = torch.where(
-            (counts > 0)[:, None],
-            shift + sums / counts.clamp_min(1)[:, None],
-            torch.zeros_like(sums),
-        )
+        self.counts, self.means, ss = class_moments(features, y, K, rows)
         if decisions:
             self.check_nonempty()
-        # pass 2: deviations -> per-class sums of squares, scatter, decisions
-        ss = torch.zeros(K, dtype=F64, device=dev)
-        for i in range(0, n, rows):
-            yc = y[i : i + rows]
-            x = features[i : i + rows].detach().to(F64)
-            c = x - self.means[yc]
-            ss.index_add_(0, yc, (c * c).sum(1))
-            if self.scatter is not None:
-                self.scatter += _gram(c)
-            if decisions or scatter == "subspace":
-                self._second(x, yc, w, b, decisions=decisions, deviations=c)
+        # pass 2: the scatter (full: explicit deviations; subspace: projected) and the decisions
+        if self.scatter is not None or decisions or scatter == "subspace":
+            for i in range(0, n, rows):
+                yc = y[i : i + rows]
+                x = features[i : i + rows].detach().to(F64)
+                if self.scatter is not None:
+                    self.scatter += gram(x - self.means[yc])
+                if decisions or scatter == "subspace":
+                    self._second(x, yc, w, b, decisions=decisions)
         self.class_ss = ss
         if decisions and w is not None:
             self.decision.has_classifier = True
@@ -432,41 +377,9 @@ class ClassStats:
         after the last ``update`` and before the second pass; reduce the second pass with
         :meth:`all_reduce_second_pass`. A no-op when ``torch.distributed`` is not initialised.
         """
-        import torch.distributed as dist
+        from .distributed import all_reduce_first_pass
 
-        if not (dist.is_available() and dist.is_initialized()):
-            return self
-        if self.decision.n or self.pass2_count:
-            raise DataError(
-                "all_reduce() merges the first pass: call it before decision_pass, "
-                "then all_reduce_second_pass() after it"
-            )
-        if self.device is None:
-            self._alloc(torch.device("cpu"))
-        n_local = self.counts.to(F64)
-        counts = n_local.clone()
-        sums = self.means * n_local[:, None]
-        dist.all_reduce(counts, group=group)
-        dist.all_reduce(sums, group=group)
-        means = sums / counts.clamp_min(1)[:, None]
-        delta = self.means - means
-        ss = self.class_ss + n_local * (delta * delta).sum(1)
-        dist.all_reduce(ss, group=group)
-        if self.scatter is not None:
-            sc = self.scatter + (delta * n_local[:, None]).T @ delta
-            dist.all_reduce(sc, group=group)
-            self.scatter = sc
-        if self.class_scatter is not None:
-            cs = self.class_scatter + n_local[:, None, None] * (
-                delta[:, :, None] * delta[:, None, :]
-            )
-            dist.all_reduce(cs, group=group)
-            self.class_scatter = cs
-        eps = torch.tensor([self.eps], dtype=F64, device=self.device)
-        dist.all_reduce(eps, op=dist.ReduceOp.MAX, group=group)
-        self.counts = counts.round().to(torch.int64)
-        self.means, self.class_ss, self.eps = means, ss, float(eps.item())
-        return self
+        return all_reduce_first_pass(self, group)
 
     def all_reduce_second_pass(self, group=None) -> ClassStats:
         """Sum the second-pass accumulators (decisions, projected scatter) over ranks.
@@ -474,27 +387,9 @@ class ClassStats:
         Every rank must have run :meth:`all_reduce` before its second pass, so that all ranks used
         the same means (and hence the same basis). A no-op without ``torch.distributed``.
         """
-        import torch.distributed as dist
+        from .distributed import all_reduce_second_pass
 
-        if not (dist.is_available() and dist.is_initialized()):
-            return self
-        dev = self.device or torch.device("cpu")
-        dec = self.decision
-        vec = torch.cat(
-            [
-                dec.as_tensor(dev),
-                torch.tensor(
-                    [float(dec.has_classifier), float(self.pass2_count)], dtype=F64, device=dev
-                ),
-            ]
-        )
-        dist.all_reduce(vec, group=group)
-        dec.load_tensor(vec[: len(dec.tensor_fields)])
-        dec.has_classifier = bool(vec[-2].item() > 0)
-        self.pass2_count = int(round(vec[-1].item()))
-        if self.basis_scatter is not None:
-            dist.all_reduce(self.basis_scatter, group=group)
-        return self
+        return all_reduce_second_pass(self, group)
 
     # --- persistence -----------------------------------------------------------------------------
     _TENSORS = ("counts", "means", "class_ss", "scatter", "class_scatter", "basis", "basis_scatter")
@@ -592,61 +487,6 @@ class ClassStats:
             f"ClassStats(num_classes={self.num_classes}, dim={self.dim}, "
             f"samples={self.num_samples}, scatter={self.scatter_mode!r}, device={self.device})"
         )
-
-
-# --------------------------------------------------------------------------------------------------
-# kernels
-# --------------------------------------------------------------------------------------------------
-
-
-def _batch_stats(x: torch.Tensor, y: torch.Tensor, K: int, want_scatter: bool, per_class: bool):
-    """Counts, means, per-class ss, pooled scatter and per-class scatters of one batch."""
-    dev = x.device
-    n = x.shape[0]
-    nb = torch.bincount(y, minlength=K)
-    # shift each class by its first sample in the batch: exact means when features are collapsed
-    first = torch.full((K,), n, dtype=torch.int64, device=dev).scatter_reduce_(
-        0, y, torch.arange(n, device=dev), reduce="amin"
-    )
-    shift = x[first.clamp_max(n - 1)].to(F64)
-    c = x.to(F64, copy=True)
-    c -= shift[y]
-    sums = torch.zeros(K, x.shape[1], dtype=F64, device=dev).index_add_(0, y, c)
-    if not torch.isfinite(sums).all():
-        raise DataError("features contain NaN or Inf values")
-    dm = sums / nb.clamp_min(1).to(F64)[:, None]
-    c -= dm[y]
-    sb = _gram(c) if want_scatter else None
-    csb = None
-    if per_class:
-        csb = torch.zeros(K, x.shape[1], x.shape[1], dtype=F64, device=dev)
-        for k in nb.nonzero().flatten().tolist():
-            ck = c[y == k]
-            csb[k] = ck.T @ ck
-    ssb = torch.zeros(K, dtype=F64, device=dev).index_add_(0, y, c.square_().sum(1))  # c is spent
-    return nb, shift + dm, ssb, sb, csb
-
-
-def _gram(c: torch.Tensor, block: int = 512) -> torch.Tensor:
-    """C^T C computed on the upper block triangle only (the result is symmetric), then mirrored."""
-    d = c.shape[1]
-    if d <= block:
-        return c.T @ c
-    out = torch.empty(d, d, dtype=c.dtype, device=c.device)
-    for i in range(0, d, block):
-        blk = c[:, i : i + block].T @ c[:, i:]
-        out[i : i + block, i:] = blk
-        out[i:, i : i + block] = blk.T
-    return out
-
-
-def _span_basis(vectors: torch.Tensor) -> torch.Tensor:
-    """Orthonormal basis (D x r) of the span of the rows of ``vectors`` (K x D), in float64."""
-    u, s, _ = torch.linalg.svd(vectors.T, full_matrices=False)
-    if s.numel() == 0 or float(s[0]) == 0.0:
-        return u[:, :1]
-    tol = float(s[0]) * max(vectors.shape) * torch.finfo(F64).eps
-    return u[:, : max(1, int((s > tol).sum()))]
 
 
 def rank_rtol(stats: ClassStats, rows: int, cols: int) -> float:
