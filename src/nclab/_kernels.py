@@ -106,33 +106,15 @@ def span_basis(vectors: torch.Tensor) -> torch.Tensor:
     return u[:, : max(1, int((s > tol).sum()))]
 
 
-def class_moments(features: torch.Tensor, y: torch.Tensor, K: int, rows: int):
-    """Counts, means and per-class sums of squares of an in-memory feature matrix, in one pass of
-    ``rows``-row chunks, exact near collapse.
-
-    Each class is shifted by its first sample s: the means are s + mean(x - s), and
-    sum |x - mu|^2 = sum |x - s|^2 - n |mu - s|^2, where both terms are of the order of the
-    within-class spread (s is a sample of the class), so nothing cancels catastrophically.
-    Empty classes get zero means.
-    """
+def class_means(features: torch.Tensor, y: torch.Tensor, K: int, rows: int):
+    """Counts and float64 class means of an in-memory feature matrix, summed in ``rows``-row chunks
+    (empty classes get zero means); non-finite features are an error."""
     n, d = features.shape
     dev = features.device
     counts = torch.bincount(y, minlength=K)
-    first = torch.full((K,), n, dtype=torch.int64, device=dev).scatter_reduce_(
-        0, y, torch.arange(n, device=dev), reduce="amin"
-    )
-    shift = features[first.clamp_max(n - 1)].detach().to(F64)
     sums = torch.zeros(K, d, dtype=F64, device=dev)
-    shifted_ss = torch.zeros(K, dtype=F64, device=dev)
     for i in range(0, n, rows):
-        yc = y[i : i + rows]
-        c = features[i : i + rows].detach().to(F64, copy=True)
-        c -= shift[yc]
-        sums.index_add_(0, yc, c)
-        shifted_ss.index_add_(0, yc, c.square_().sum(1))
+        sums.index_add_(0, y[i : i + rows], features[i : i + rows].detach().to(F64))
     if not torch.isfinite(sums).all():
         raise DataError("features contain NaN or Inf values")
-    dm = sums / counts.clamp_min(1).to(F64)[:, None]  # mu - s
-    means = torch.where((counts > 0)[:, None], shift + dm, torch.zeros_like(sums))
-    ss = (shifted_ss - counts * (dm * dm).sum(1)).clamp_min(0)
-    return counts, means, ss
+    return counts, sums / counts.clamp_min(1).to(F64)[:, None]

@@ -45,7 +45,7 @@ from typing import Literal
 
 import torch
 
-from ._kernels import DecisionStats, batch_stats, class_moments, gram, span_basis
+from ._kernels import DecisionStats, batch_stats, class_means, gram, span_basis
 from .errors import DataError, DegenerateError
 from .validation import F64, check_classifier, check_features, check_labels, input_eps
 
@@ -245,7 +245,7 @@ class ClassStats:
             raise DataError("decision_pass: earlier batches used a classifier, this one has none")
         self._second(features.detach().to(dev, F64), labels.to(dev), w, b)
 
-    def _second(self, x, y, w, b, decisions: bool = True) -> None:
+    def _second(self, x, y, w, b, decisions: bool = True, resid=None) -> None:
         """Accumulate the second pass of float64 features ``x`` (trusted input, finite or not).
 
         Everything is computed from P = (x - mu_G) Q, with mu_G the mean of the class means and Q an
@@ -261,7 +261,12 @@ class ClassStats:
         g = self.means.mean(0)
         mc = self.means - g
         mq = mc @ q
-        p = (x - g) @ q
+        if resid is None:
+            p = (x - g) @ q
+            pdev = None
+        else:  # the caller has the deviations x - mu_y already: (x - mu_G) Q = r Q + mq[y]
+            pdev = resid @ q
+            p = pdev + mq[y]
         if not torch.isfinite(p).all():  # a NaN or Inf entry of x reaches its row of P
             raise DataError("features contain NaN or Inf values")
         if decisions:
@@ -281,8 +286,9 @@ class ClassStats:
         if self.scatter_mode == "subspace" and self.pass2_count < self.num_samples:
             if self.basis_scatter is None:
                 self.basis_scatter = torch.zeros(q.shape[1], q.shape[1], dtype=F64, device=x.device)
-            p -= mq[y]
-            self.basis_scatter.addmm_(p.T, p)
+            if pdev is None:
+                pdev = p - mq[y]
+            self.basis_scatter.addmm_(pdev.T, pdev)
             self.pass2_count += int(x.shape[0])
 
     # --- the within-class scatter seen through a basis ------------------------------------------
@@ -318,9 +324,9 @@ class ClassStats:
     ) -> ClassStats:
         """Statistics of a feature matrix already in memory, reading it twice, in chunks.
 
-        Pass 1 computes the counts, means and per-class sums of squares (shifted by a sample of each
-        class, exact near collapse);
-        pass 2 is :meth:`decision_pass` (with ``weights``/``bias`` if given). With the default
+        Pass 1 computes the counts and means; pass 2 the explicit deviations x - mu_y, their
+        per-class sums of squares and the second pass of :meth:`decision_pass` (with
+        ``weights``/``bias`` if given). With the default
         ``scatter="subspace"`` the within-class scatter is only formed in the span of the class
         means: O(N D K) instead of O(N D^2). ``decisions=False`` skips the second pass when the
         scatter does not need it (``"full"``/``"none"``).
@@ -351,18 +357,22 @@ class ClassStats:
             w, b = check_classifier(weights, bias, K, d, dev)
         y = labels.to(dev)
         rows = chunk_rows or max(64, min(n, (1 << 20) // max(d, 1)))  # ~8 MB float64 chunks
-        self.counts, self.means, ss = class_moments(features, y, K, rows)
+        # pass 1: counts and means (float64 sums: the means are accurate to ~eps |x|, which moves
+        # every within-class quantity below only at order eps^2, since sum(x - mu) = 0)
+        self.counts, self.means = class_means(features, y, K, rows)
         if decisions:
             self.check_nonempty()
-        # pass 2: the scatter (full: explicit deviations; subspace: projected) and the decisions
-        if self.scatter is not None or decisions or scatter == "subspace":
-            for i in range(0, n, rows):
-                yc = y[i : i + rows]
-                x = features[i : i + rows].detach().to(F64)
-                if self.scatter is not None:
-                    self.scatter += gram(x - self.means[yc])
-                if decisions or scatter == "subspace":
-                    self._second(x, yc, w, b, decisions=decisions)
+        # pass 2: explicit deviations r = x - mu_y -> sums of squares, scatter, decisions
+        ss = torch.zeros(K, dtype=F64, device=dev)
+        for i in range(0, n, rows):
+            yc = y[i : i + rows]
+            x = features[i : i + rows].detach().to(F64)
+            r = x - self.means[yc]
+            if self.scatter is not None:
+                self.scatter += gram(r)
+            if decisions or scatter == "subspace":
+                self._second(x, yc, w, b, decisions=decisions, resid=r)
+            ss.index_add_(0, yc, r.square_().sum(1))  # r is spent
         self.class_ss = ss
         if decisions and w is not None:
             self.decision.has_classifier = True
