@@ -12,16 +12,6 @@ from nclab.experiments.claims.feature_collapse import CLAIMS
 from nclab.experiments.registry import all_claims, lookup
 from nclab.runs import RunDir
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small problems: one intra-op thread is faster, and immune to a busy machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 EXP = get_experiment("feature-collapse")
 SUMMARY_KEYS = {"test_acc", "train_loss", "word_norm_mean", "word_norm_std", "u_norm_mean",
                 "collapse_type", "embedding_metrics", "theory", "paper", "seconds"}

@@ -27,16 +27,6 @@ from nclab.theory.feature_collapse import (
     word_frequencies,
 )
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small problems: one intra-op thread is faster, and immune to a busy machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 NC, L, K = 3, 3, 27
 RTOL = 1e-4
 

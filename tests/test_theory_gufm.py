@@ -20,15 +20,6 @@ from nclab.theory.gufm import gufm_ce, gufm_mse
 F64 = torch.float64
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny problems: one CPU thread is much faster than parallel kernels on a busy machine."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 def lbfgs_gufm(K, n, d, lam, loss, seed=0):
     g = torch.Generator().manual_seed(seed)
     w = torch.randn(K, d, generator=g, dtype=F64).requires_grad_()

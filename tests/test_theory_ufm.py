@@ -22,13 +22,6 @@ from nclab.theory.ufm import ufm_ce, ufm_mse, ufm_mse_bias
 F64 = torch.float64
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny problems: one CPU thread is much faster than parallel kernels on a busy machine."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 RTOL = 1e-4
 
 

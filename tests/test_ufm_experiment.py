@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 from nclab.errors import ConfigError, TheoryError
 from nclab.experiments import resume_run, run_experiment
@@ -17,14 +16,6 @@ from nclab.runs import RunDir
 # a small, fast-converging version of Tirer & Bruna's Fig. 2 problem
 SMALL = ["K=3", "n=4", "d=6", "lambda_w=0.02", "lambda_h=0.02", "lr=0.5", "steps=6000",
          "log_every=2000"]
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 def run(tmp_path, preset="tb-fig2-nobias", sets=(), seeds=1, name="run"):

@@ -25,15 +25,6 @@ SPECS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny batched problems: one CPU thread is much faster (and the laboratory's default)."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 def make(spec, seeds=(0, 1, 2), **kw):
     args = dict(lambda_w=[0.01, 0.02, 0.03][: len(seeds)], lambda_h=0.005, lambda_w1=0.007,
                 lambda_b=0.1)

@@ -11,16 +11,6 @@ from nclab.errors import ConfigError
 from nclab.models.wordnet import WordNet, full_batch_objective, sgd_step
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small problems: one intra-op thread is faster, and immune to a busy machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
-
 def make(layer_norm="none", dtype=torch.float64, scale=1.0, seed=0):
     return WordNet(12, 3, 5, 4, layer_norm=layer_norm, init_scale=scale,
                    generator=torch.Generator().manual_seed(seed), dtype=dtype)

@@ -51,14 +51,7 @@ class Config(pydantic.BaseModel):
 
     @classmethod
     def from_toml(cls: type[C], path: str | Path) -> C:
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"config file not found: {path}")
-        try:
-            data = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-        return validate(cls, data)
+        return validate(cls, read_toml(path))
 
     def replace(self: C, **changes: Any) -> C:
         data = self.to_dict()
@@ -125,15 +118,20 @@ def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def load_toml_overrides(path: str | Path) -> dict[str, Any]:
-    """Dotted-key overrides from a TOML file (its ``[nclab]`` metadata table is ignored)."""
+def read_toml(path: str | Path, what: str = "config file") -> dict[str, Any]:
+    """A TOML file as a dict; a missing file or bad TOML is a :class:`ConfigError`."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
+        raise ConfigError(f"{what} not found: {path}")
     try:
-        data = tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+
+
+def load_toml_overrides(path: str | Path) -> dict[str, Any]:
+    """Dotted-key overrides from a TOML file (its ``[nclab]`` metadata table is ignored)."""
+    data = read_toml(path)
     data.pop("nclab", None)
     return flatten(data)
 

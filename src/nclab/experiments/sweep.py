@@ -27,7 +27,6 @@ import itertools
 import json
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..config import flatten, valid_keys
+from ..config import flatten, read_toml, valid_keys
 from ..errors import ConfigError, RunError
 from ..runs import RunDir, dumps
 from .execute import Job, execute
@@ -130,14 +129,7 @@ def parse_grid(data: Mapping[str, Any]) -> Grid:
 
 
 def load_grid(path: str | Path) -> Grid:
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"grid file not found: {path}")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    return parse_grid(data)
+    return parse_grid(read_toml(path, "grid file"))
 
 
 def _slug(point: Mapping[str, Any]) -> str:

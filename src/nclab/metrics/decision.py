@@ -68,5 +68,13 @@ def ncc_acc(stats: ClassStats) -> float:
 
 
 def accuracy(stats: ClassStats) -> float:
-    """Accuracy of the classifier argmax_c (W h + b)_c over the second pass."""
+    """Accuracy of the classifier argmax_c (W h + b)_c over the second pass.
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> x = torch.tensor([[1., 0.], [2., 0.], [0., 3.]]); y = torch.tensor([0, 0, 1])
+    >>> s = ClassStats(2, 2); s.update(x, y); s.decision_pass(x, y, torch.tensor([[0., 1.], [1., 0.]]))
+    >>> accuracy(s)  # the swapped classifier gets every sample wrong
+    0.0
+    """
     return _decision(stats, "acc", True)

@@ -72,12 +72,22 @@ def nc2_of(stats: ClassStats) -> float:
 
 
 def nc2_w_etf(weights: torch.Tensor) -> float:
-    """ETF(W) of a K x D classifier (Tirer & Bruna NC2^ETF of W)."""
+    """ETF(W) of a K x D classifier (Tirer & Bruna NC2^ETF of W): see :func:`etf_distance`.
+
+    >>> import torch
+    >>> round(nc2_w_etf(torch.eye(3) - 1 / 3), 12)
+    0.0
+    """
     return etf_distance(weights)
 
 
 def nc2_w_of(weights: torch.Tensor) -> float:
-    """OF(W) of a K x D classifier (Tirer & Bruna NC2^OF of W)."""
+    """OF(W) of a K x D classifier (Tirer & Bruna NC2^OF of W): see :func:`of_distance`.
+
+    >>> import torch
+    >>> round(nc2_w_of(torch.eye(3, 5)), 12)
+    0.0
+    """
     return of_distance(weights)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runs import dumps
+from .tables import fmt
 
 VERDICT_STYLE = {
     "reproduced": "#1b7f3a",
@@ -22,17 +23,9 @@ VERDICT_STYLE = {
 def fmt_value(v: Any) -> str:
     if v is None:
         return "—"
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if v == 0:
-            return "0"
-        return f"{v:.4g}" if 1e-3 <= abs(v) < 1e5 else f"{v:.3e}"
     if isinstance(v, list):
         return "[" + ", ".join(fmt_value(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
-    return str(v)
+    return fmt(v)
 
 
 def fmt_measured(m: Mapping[str, Any]) -> str:
