@@ -113,8 +113,12 @@ def class_means(features: torch.Tensor, y: torch.Tensor, K: int, rows: int):
     dev = features.device
     counts = torch.bincount(y, minlength=K)
     sums = torch.zeros(K, d, dtype=F64, device=dev)
+    buf = torch.empty(min(rows, n), d, dtype=F64, device=dev)  # reused: no per-chunk page faults
     for i in range(0, n, rows):
-        sums.index_add_(0, y[i : i + rows], features[i : i + rows].detach().to(F64))
+        chunk = features[i : i + rows].detach()
+        x = buf[: chunk.shape[0]]
+        x.copy_(chunk)
+        sums.index_add_(0, y[i : i + rows], x)
     if not torch.isfinite(sums).all():
         raise DataError("features contain NaN or Inf values")
     return counts, sums / counts.clamp_min(1).to(F64)[:, None]

@@ -109,6 +109,7 @@ class ClassStats:
         self.basis: torch.Tensor | None = None  # D x r, orthonormal, spans the class means
         self.basis_scatter: torch.Tensor | None = None  # r x r: Q^T S_W Q
         self.pass2_count = 0
+        self._frame = None  # (mu_G, mu - mu_G, (mu - mu_G) Q), cached during the second pass
 
     def reset(self) -> None:
         """Forget every sample (keeps K, D, device and options)."""
@@ -243,10 +244,11 @@ class ClassStats:
             dec.has_classifier = True
         elif dec.n and dec.has_classifier:
             raise DataError("decision_pass: earlier batches used a classifier, this one has none")
-        self._second(features.detach().to(dev, F64), labels.to(dev), w, b)
+        self._second(features.detach().to(dev), labels.to(dev), w, b)
 
     def _second(self, x, y, w, b, decisions: bool = True, resid=None) -> None:
-        """Accumulate the second pass of float64 features ``x`` (trusted input, finite or not).
+        """Accumulate the second pass of features ``x`` (any float dtype, trusted shape; every
+        product is float64: subtracting a float64 vector promotes the chunk).
 
         Everything is computed from P = (x - mu_G) Q, with mu_G the mean of the class means and Q an
         orthonormal basis of their span: subtracting mu_G removes any common offset before the
@@ -255,14 +257,16 @@ class ClassStats:
         (x - mu_G).(mu_c - mu_G) = P (Q^T (mu_c - mu_G)) and the projected deviations
         (x - mu_y) Q = P - ((mu - mu_G) Q)[y] both come from this one N x D x K product.
         """
-        if self.basis is None:
-            self.basis = span_basis(self.means)
+        if self.basis is None or self._frame is None:
+            if self.basis is None:
+                self.basis = span_basis(self.means)
+            g = self.means.mean(0)
+            mc = self.means - g
+            self._frame = (g, mc, mc @ self.basis)  # fixed for the whole second pass
         q = self.basis
-        g = self.means.mean(0)
-        mc = self.means - g
-        mq = mc @ q
+        g, mc, mq = self._frame
         if resid is None:
-            p = (x - g) @ q
+            p = torch.sub(x, g) @ q
             pdev = None
         else:  # the caller has the deviations x - mu_y already: (x - mu_G) Q = r Q + mq[y]
             pdev = resid @ q
@@ -275,6 +279,7 @@ class ClassStats:
             dec.n += int(x.shape[0])
             dec.ncc_correct += int((ncc == y).sum())
             if w is not None:
+                x = x.to(F64)
                 pred = (x @ w.T + (b if b is not None else 0)).argmax(1)
                 wy = w[y]
                 xn = x.norm(dim=1)
@@ -364,10 +369,15 @@ class ClassStats:
             self.check_nonempty()
         # pass 2: explicit deviations r = x - mu_y -> sums of squares, scatter, decisions
         ss = torch.zeros(K, dtype=F64, device=dev)
+        # two reused chunk buffers: allocating fresh multi-MB temporaries per chunk costs page faults
+        mu_buf = torch.empty(min(rows, n), d, dtype=F64, device=dev)
+        r_buf = torch.empty_like(mu_buf)
         for i in range(0, n, rows):
             yc = y[i : i + rows]
-            x = features[i : i + rows].detach().to(F64)
-            r = x - self.means[yc]
+            x = features[i : i + rows].detach()
+            m = len(yc)
+            torch.index_select(self.means, 0, yc, out=mu_buf[:m])
+            r = torch.sub(x, mu_buf[:m], out=r_buf[:m])  # float64 by promotion
             if self.scatter is not None:
                 self.scatter += gram(r)
             if decisions or scatter == "subspace":
@@ -458,6 +468,7 @@ class ClassStats:
             if v is not None:
                 setattr(self, k, v.to(dev))
         self.device = dev
+        self._frame = None
         return self
 
     def drop_empty(self) -> tuple[ClassStats, list[int]]:
