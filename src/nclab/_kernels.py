@@ -122,3 +122,15 @@ def class_means(features: torch.Tensor, y: torch.Tensor, K: int, rows: int):
     if not torch.isfinite(sums).all():
         raise DataError("features contain NaN or Inf values")
     return counts, sums / counts.clamp_min(1).to(F64)[:, None]
+
+
+def classifier_sums(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None):
+    """For features ``x`` (N x D, float64) and a float64 classifier: (sum over samples of
+    cos(x_i, w_{y_i}), number classified correctly, number of zero features, predictions).
+    Zero features contribute 0 to the cosine sum; the caller decides what they mean."""
+    pred = (x @ w.T + (b if b is not None else 0)).argmax(1)
+    wy = w[y]
+    xn = x.norm(dim=1)
+    zero = xn == 0
+    cos = (x * wy).sum(1) / torch.where(zero, torch.ones_like(xn), xn * wy.norm(dim=1))
+    return float(cos.sum()), int((pred == y).sum()), int(zero.sum()), pred

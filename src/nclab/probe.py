@@ -29,6 +29,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from ._kernels import classifier_sums
 from .errors import DataError
 from .metrics import Metrics, collapse_metrics
 from .stats import ClassStats
@@ -210,19 +211,11 @@ class CollapseProbe:
             if not (tap.module_name == self.classifier and tap.use_input):
                 continue
             x = tap.batch.to(torch.float64)
-            w64 = w.to(x.device, torch.float64)
             y = labels.to(x.device)
-            logits = x @ w64.T + (b.to(x.device, torch.float64) if b is not None else 0.0)
-            xn, wn = x.norm(dim=1), w64[y].norm(dim=1)
-            zero = (xn == 0) | (wn == 0)
-            cos = (x * w64[y]).sum(1) / torch.where(zero, torch.ones_like(xn), xn * wn)
-            part = torch.stack(
-                [
-                    cos.sum(),
-                    (logits.argmax(1) == y).sum().to(torch.float64),
-                    torch.tensor(float(len(y)), dtype=torch.float64, device=x.device),
-                    zero.sum().to(torch.float64),
-                ]
+            b64 = b.to(x.device, torch.float64) if b is not None else None
+            cos_sum, correct, zeros, _ = classifier_sums(x, y, w.to(x.device, torch.float64), b64)
+            part = torch.tensor(
+                [cos_sum, correct, len(y), zeros], dtype=torch.float64, device=x.device
             )
             tap.clf_sums = part if tap.clf_sums is None else tap.clf_sums + part
 

@@ -45,7 +45,14 @@ from typing import Literal
 
 import torch
 
-from ._kernels import DecisionStats, batch_stats, class_means, gram, span_basis
+from ._kernels import (
+    DecisionStats,
+    batch_stats,
+    class_means,
+    classifier_sums,
+    gram,
+    span_basis,
+)
 from .errors import DataError, DegenerateError
 from .validation import F64, check_classifier, check_features, check_labels, input_eps
 
@@ -279,15 +286,12 @@ class ClassStats:
             dec.n += int(x.shape[0])
             dec.ncc_correct += int((ncc == y).sum())
             if w is not None:
-                x = x.to(F64)
-                pred = (x @ w.T + (b if b is not None else 0)).argmax(1)
-                wy = w[y]
-                xn = x.norm(dim=1)
-                if bool((xn == 0).any()):
+                cos_sum, correct, zeros, pred = classifier_sums(x.to(F64), y, w, b)
+                if zeros:
                     raise DegenerateError("nc3_cos is undefined: some features are exactly zero")
-                dec.cos_sum += float(((x * wy).sum(1) / (xn * wy.norm(dim=1))).sum())
+                dec.cos_sum += cos_sum
                 dec.mismatch += int((pred != ncc).sum())
-                dec.clf_correct += int((pred == y).sum())
+                dec.clf_correct += correct
         if self.scatter_mode == "subspace" and self.pass2_count < self.num_samples:
             if self.basis_scatter is None:
                 self.basis_scatter = torch.zeros(q.shape[1], q.shape[1], dtype=F64, device=x.device)
