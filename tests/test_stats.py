@@ -87,6 +87,25 @@ def test_from_features_equals_streaming():
         nc1(sub)
 
 
+def test_from_features_falls_back_to_explicit_deviations_near_collapse():
+    """The in-memory pass gets |x - mu_y|^2 by Pythagoras from x - mu_G; where that would cancel
+    (samples far closer to their class mean than to mu_G) it must switch to x - mu_y itself."""
+    g = torch.Generator().manual_seed(11)
+    k, d, n = 4, 24, 800
+    y = torch.cat([torch.arange(400) % 2, 2 + torch.arange(400) % 2])  # classes 2, 3 come last
+    mu = 100 * torch.randn(k, d, generator=g, dtype=torch.float64)
+    std = torch.tensor([100.0, 100.0, 1e-3, 1e-3], dtype=torch.float64)[y, None]
+    x = mu[y] + std * torch.randn(n, d, generator=g, dtype=torch.float64)
+    dev = x - torch.stack([x[y == c].mean(0) for c in range(k)])[y]
+    ss_ref = torch.zeros(k, dtype=torch.float64).index_add_(0, y, (dev * dev).sum(1))
+    ref = ref_metrics(x.numpy(), y.numpy(), k)
+    s = ClassStats.from_features(x, y, chunk_rows=50)
+    # the Pythagoras shortcut would be off by ~eps * 1e10 relative on classes 2 and 3
+    torch.testing.assert_close(s.class_ss, ss_ref, rtol=1e-12, atol=0)
+    assert nc1(s) == pytest.approx(ref["nc1"], rel=1e-10)
+    assert collapse_metrics(s)["cdnv"] == pytest.approx(ref["cdnv"], rel=1e-10)
+
+
 def test_streaming_subspace_two_passes():
     x, y = problem(10)
     full = ClassStats(6, 16)

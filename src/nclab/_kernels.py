@@ -97,9 +97,10 @@ def gram(c: torch.Tensor, block: int = 512) -> torch.Tensor:
     return out
 
 
-def span_basis(vectors: torch.Tensor) -> torch.Tensor:
-    """Orthonormal basis (D x r) of the span of the rows of ``vectors`` (K x D), in float64."""
-    u, s, _ = torch.linalg.svd(vectors.T, full_matrices=False)
+def span_basis(vectors: torch.Tensor, svd: tuple[torch.Tensor, torch.Tensor] | None = None):
+    """Orthonormal basis (D x r) of the span of the rows of ``vectors`` (K x D), in float64;
+    ``svd`` = (U, s) of ``vectors.T`` when already computed."""
+    u, s = svd if svd is not None else torch.linalg.svd(vectors.T, full_matrices=False)[:2]
     if s.numel() == 0 or float(s[0]) == 0.0:
         return u[:, :1]
     tol = float(s[0]) * max(vectors.shape) * torch.finfo(F64).eps

@@ -58,6 +58,7 @@ from .validation import F64, check_classifier, check_features, check_labels, inp
 
 ScatterMode = Literal["full", "subspace", "none"]
 SCATTER_MODES = ("full", "subspace", "none")
+CANCEL = 64.0  # from_features: most bits its Pythagoras shortcut may lose (log2 64 = 6)
 
 
 class ClassStats:
@@ -117,6 +118,7 @@ class ClassStats:
         self.basis_scatter: torch.Tensor | None = None  # r x r: Q^T S_W Q
         self.pass2_count = 0
         self._frame = None  # (mu_G, mu - mu_G, (mu - mu_G) Q), cached during the second pass
+        self._svd = None  # see centred_svd()
 
     def reset(self) -> None:
         """Forget every sample (keeps K, D, device and options)."""
@@ -253,7 +255,16 @@ class ClassStats:
             raise DataError("decision_pass: earlier batches used a classifier, this one has none")
         self._second(features.detach().to(dev), labels.to(dev), w, b)
 
-    def _second(self, x, y, w, b, decisions: bool = True, resid=None) -> None:
+    def _second_frame(self):
+        """(Q, mu_G, mu - mu_G, (mu - mu_G) Q), fixed for the whole second pass."""
+        if self.basis is None or self._frame is None:
+            g, mc, u, sv = self.centred_svd()
+            if self.basis is None:  # the centred means span every difference of class means
+                self.basis = span_basis(mc, (u, sv))
+            self._frame = (g, mc, mc @ self.basis)
+        return (self.basis, *self._frame)
+
+    def _second(self, x, y, w, b, decisions: bool = True, resid=None, proj=None) -> None:
         """Accumulate the second pass of features ``x`` (any float dtype, trusted shape; every
         product is float64: subtracting a float64 vector promotes the chunk).
 
@@ -263,23 +274,20 @@ class ClassStats:
         and since every mu_c - mu_G lies in span(Q), the nearest-centre scores
         (x - mu_G).(mu_c - mu_G) = P (Q^T (mu_c - mu_G)) and the projected deviations
         (x - mu_y) Q = P - ((mu - mu_G) Q)[y] both come from this one N x D x K product.
+        A caller that has checked ``x`` for NaN/Inf may pass the deviations ``resid`` = x - mu_y
+        or ``proj`` = (P, P - ((mu - mu_G) Q)[y]) instead.
         """
-        if self.basis is None or self._frame is None:
-            if self.basis is None:
-                self.basis = span_basis(self.means)
-            g = self.means.mean(0)
-            mc = self.means - g
-            self._frame = (g, mc, mc @ self.basis)  # fixed for the whole second pass
-        q = self.basis
-        g, mc, mq = self._frame
-        if resid is None:
+        q, g, mc, mq = self._second_frame()
+        if proj is not None:
+            p, pdev = proj
+        elif resid is None:
             p = torch.sub(x, g) @ q
+            if not torch.isfinite(p).all():  # a NaN or Inf entry of x reaches its row of P
+                raise DataError("features contain NaN or Inf values")
             pdev = None
-        else:  # the caller has the deviations x - mu_y already: (x - mu_G) Q = r Q + mq[y]
+        else:  # (x - mu_G) Q = r Q + mq[y]
             pdev = resid @ q
-            p = pdev + mq[y]
-        if not torch.isfinite(p).all():  # a NaN or Inf entry of x reaches its row of P
-            raise DataError("features contain NaN or Inf values")
+            p = pdev + mq[y] if decisions else None
         if decisions:
             dec = self.decision
             ncc = ((mc * mc).sum(1)[None, :] - 2 * p @ mq.T).argmin(1)
@@ -299,6 +307,19 @@ class ClassStats:
                 pdev = p - mq[y]
             self.basis_scatter.addmm_(pdev.T, pdev)
             self.pass2_count += int(x.shape[0])
+
+    def centred_svd(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(mu_G, M, U, s): the mean of the class means, the K x D centred means M = mu - mu_G and
+        the thin SVD M^T = U diag(s) V^T, cached until the means change (the second pass's basis
+        and ``nc1`` share it)."""
+        m = self.means
+        c = self._svd
+        if c is None or c[0] is not m or c[1] != m._version:
+            g = m.mean(0)
+            mc = m - g
+            u, sv, _ = torch.linalg.svd(mc.T, full_matrices=False)
+            c = self._svd = (m, m._version, g, mc, u, sv)
+        return c[2:]
 
     # --- the within-class scatter seen through a basis ------------------------------------------
     def projected_scatter(self, q: torch.Tensor) -> torch.Tensor:
@@ -333,8 +354,8 @@ class ClassStats:
     ) -> ClassStats:
         """Statistics of a feature matrix already in memory, reading it twice, in chunks.
 
-        Pass 1 computes the counts and means; pass 2 the explicit deviations x - mu_y, their
-        per-class sums of squares and the second pass of :meth:`decision_pass` (with
+        Pass 1 computes the counts and means; pass 2 the per-class sums of squares of the
+        deviations x - mu_y and the second pass of :meth:`decision_pass` (with
         ``weights``/``bias`` if given). With the default
         ``scatter="subspace"`` the within-class scatter is only formed in the span of the class
         means: O(N D K) instead of O(N D^2). ``decisions=False`` skips the second pass when the
@@ -371,22 +392,42 @@ class ClassStats:
         self.counts, self.means = class_means(features, y, K, rows)
         if decisions:
             self.check_nonempty()
-        # pass 2: explicit deviations r = x - mu_y -> sums of squares, scatter, decisions
+        # pass 2. With the projected scatter, each chunk is centred on mu_G only (no gather) and
+        # |x - mu_y|^2 = |x - mu_G|^2 - |P|^2 + |P - mq[y]|^2 (Pythagoras in span(Q), which holds
+        # every mu_c - mu_G). That loses log2(|x - mu_G|^2 / |x - mu_y|^2) bits, so a chunk where
+        # the ratio exceeds CANCEL (features near collapse) is redone with the explicit deviations
+        # x - mu_y, and so is the rest of the pass.
+        fast = scatter == "subspace"
         ss = torch.zeros(K, dtype=F64, device=dev)
-        # two reused chunk buffers: allocating fresh multi-MB temporaries per chunk costs page faults
+        # two reused chunk buffers: allocating fresh multi-MB temporaries per chunk costs page
+        # faults; a float64 copy then an in-place subtraction is faster than a promoting one
         mu_buf = torch.empty(min(rows, n), d, dtype=F64, device=dev)
         r_buf = torch.empty_like(mu_buf)
         for i in range(0, n, rows):
             yc = y[i : i + rows]
             x = features[i : i + rows].detach()
             m = len(yc)
-            torch.index_select(self.means, 0, yc, out=mu_buf[:m])
-            r = torch.sub(x, mu_buf[:m], out=r_buf[:m])  # float64 by promotion
+            r = r_buf[:m]
+            r.copy_(x)
+            if fast:
+                q, g, _, mq = self._second_frame()
+                r.sub_(g)
+                a = _sq_norms(r)
+                p = r @ q
+                pdev = p - mq[yc]
+                rr = a - _sq_norms(p) + _sq_norms(pdev)
+                if bool((a <= CANCEL * rr).all()):
+                    ss.index_add_(0, yc, rr)
+                    self._second(x, yc, w, b, decisions=decisions, proj=(p, pdev))
+                    continue
+                fast = False
+                r.copy_(x)
+            r.sub_(torch.index_select(self.means, 0, yc, out=mu_buf[:m]))  # x - mu_y
+            ss.index_add_(0, yc, _sq_norms(r))
             if self.scatter is not None:
                 self.scatter += gram(r)
             if decisions or scatter == "subspace":
                 self._second(x, yc, w, b, decisions=decisions, resid=r)
-            ss.index_add_(0, yc, r.square_().sum(1))  # r is spent
         self.class_ss = ss
         if decisions and w is not None:
             self.decision.has_classifier = True
@@ -512,6 +553,12 @@ class ClassStats:
             f"ClassStats(num_classes={self.num_classes}, dim={self.dim}, "
             f"samples={self.num_samples}, scatter={self.scatter_mode!r}, device={self.device})"
         )
+
+
+def _sq_norms(r: torch.Tensor) -> torch.Tensor:
+    """Squared row norms in one read (sqrt then square costs ~1 ulp; a separate square pass would
+    write and read the chunk again)."""
+    return torch.linalg.vector_norm(r, dim=1).square_()
 
 
 def rank_rtol(stats: ClassStats, rows: int, cols: int) -> float:

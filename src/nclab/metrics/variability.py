@@ -35,7 +35,10 @@ def nc1(stats: ClassStats, global_mean: GlobalMean = "class", rtol: float | None
     """
     m = centred_means(stats, global_mean)
     k = stats.num_classes
-    u, s, _ = torch.linalg.svd(m.T, full_matrices=False)
+    if global_mean == "class":  # shared with the second pass's basis
+        _, m, u, s = stats.centred_svd()
+    else:
+        u, s, _ = torch.linalg.svd(m.T, full_matrices=False)
     if s.numel() == 0 or float(s[0]) == 0.0:
         raise DegenerateError("nc1 is undefined: all class means coincide (Sigma_B = 0)")
     tol = (rank_rtol(stats, *m.shape) if rtol is None else rtol) * float(s[0])
