@@ -238,3 +238,47 @@ def test_decision_pass_requires_final_means_and_is_cleared_by_update():
     empty.update(x, y)
     with pytest.raises(DegenerateError, match="no samples"):
         empty.decision_pass(x, y)
+
+
+def test_in_place_accumulation_keeps_objects_apart():
+    """Scatters are updated in place and batches go through shared scratch buffers: statistics
+    fed alternately, or split off by drop_empty, must not see each other's data."""
+    x, y = problem(12)
+    a, b = ClassStats(6, 16, per_class_scatter=True), ClassStats(6, 16, per_class_scatter=True)
+    for i in range(0, 500, 50):  # alternate: both use the same workspace slots
+        a.update(x[i : i + 50], y[i : i + 50])
+        b.update(2 * x[i : i + 50] + 1, y[i : i + 50])
+    ref_a, ref_b = ClassStats(6, 16, per_class_scatter=True), ClassStats(6, 16, per_class_scatter=True)
+    ref_a.update(x, y)
+    ref_b.update(2 * x + 1, y)
+    assert_same(a, ref_a)
+    assert_same(b, ref_b)
+    torch.testing.assert_close(a.class_scatter, ref_a.class_scatter, rtol=1e-11, atol=1e-10)
+    c = ClassStats(8, 16)
+    c.update(x, y)  # classes 6 and 7 empty
+    kept, dropped = c.drop_empty()
+    assert dropped == [6, 7]
+    before = kept.scatter.clone()
+    c.update(x[:100], y[:100])
+    assert torch.equal(kept.scatter, before)
+
+
+def test_workspace_reuses_cpu_buffers_per_slot_and_thread():
+    import threading
+
+    from nclab._kernels import Workspace
+
+    ws = Workspace()
+    cpu = torch.device("cpu")
+    u = ws.get("x", 10, 20, cpu)
+    v = ws.get("x", 5, 20, cpu)  # smaller request: a view of the same buffer
+    assert v.data_ptr() == u.data_ptr() and v.shape == (5, 20) and v.dtype == torch.float64
+    assert ws.get("other", 5, 20, cpu).data_ptr() != u.data_ptr()
+    assert ws.get("x", 100, 20, cpu).numel() == 2000  # grows
+    big = ws.limit // 8 + 1
+    assert ws.get("x", big, 1, cpu).data_ptr() != ws.get("x", big, 1, cpu).data_ptr()
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(ws.get("x", 5, 20, cpu).data_ptr()))
+    t.start()
+    t.join()
+    assert seen[0] != ws.get("x", 5, 20, cpu).data_ptr()  # each thread has its own buffers

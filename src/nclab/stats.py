@@ -47,11 +47,14 @@ import torch
 
 from ._kernels import (
     DecisionStats,
+    as_f64,
     batch_stats,
     class_means,
     classifier_sums,
     gram,
     span_basis,
+    sq_norms,
+    workspace,
 )
 from .errors import DataError, DegenerateError
 from .validation import F64, check_classifier, check_features, check_labels, input_eps
@@ -181,14 +184,11 @@ class ClassStats:
         w = na * nbf / safe_n  # zero where either side is empty
         self.means = self.means + delta * (nbf / safe_n)[:, None]
         self.class_ss = self.class_ss + ssb + w * (delta * delta).sum(1)
+        # the D x D (and K x D x D) scatters are updated in place: no new matrices per batch
         if self.scatter is not None:
-            self.scatter = self.scatter + sb + (delta * w[:, None]).T @ delta
+            self.scatter.add_(sb).addmm_((delta * w[:, None]).T, delta)
         if self.class_scatter is not None:
-            self.class_scatter = (
-                self.class_scatter
-                + csb
-                + w[:, None, None] * (delta[:, :, None] * delta[:, None, :])
-            )
+            self.class_scatter.add_(csb).baddbmm_((delta * w[:, None])[:, :, None], delta[:, None, :])
         self.counts = self.counts + nb
         self._clear_second_pass()
 
@@ -278,10 +278,14 @@ class ClassStats:
         or ``proj`` = (P, P - ((mu - mu_G) Q)[y]) instead.
         """
         q, g, mc, mq = self._second_frame()
+        clf = None
         if proj is not None:
             p, pdev = proj
         elif resid is None:
-            p = torch.sub(x, g) @ q
+            xa = as_f64(x)
+            if decisions and w is not None:  # needs the uncentred features
+                clf = classifier_sums(xa, y, w, b)
+            p = xa.sub_(g) @ q
             if not torch.isfinite(p).all():  # a NaN or Inf entry of x reaches its row of P
                 raise DataError("features contain NaN or Inf values")
             pdev = None
@@ -294,7 +298,7 @@ class ClassStats:
             dec.n += int(x.shape[0])
             dec.ncc_correct += int((ncc == y).sum())
             if w is not None:
-                cos_sum, correct, zeros, pred = classifier_sums(x.to(F64), y, w, b)
+                cos_sum, correct, zeros, pred = clf or classifier_sums(as_f64(x), y, w, b)
                 if zeros:
                     raise DegenerateError("nc3_cos is undefined: some features are exactly zero")
                 dec.cos_sum += cos_sum
@@ -399,33 +403,29 @@ class ClassStats:
         # x - mu_y, and so is the rest of the pass.
         fast = scatter == "subspace"
         ss = torch.zeros(K, dtype=F64, device=dev)
-        # two reused chunk buffers: allocating fresh multi-MB temporaries per chunk costs page
-        # faults; a float64 copy then an in-place subtraction is faster than a promoting one
-        mu_buf = torch.empty(min(rows, n), d, dtype=F64, device=dev)
-        r_buf = torch.empty_like(mu_buf)
+        # (a float64 copy then an in-place subtraction is faster than one promoting subtraction)
         for i in range(0, n, rows):
             yc = y[i : i + rows]
             x = features[i : i + rows].detach()
-            m = len(yc)
-            r = r_buf[:m]
-            r.copy_(x)
+            r = as_f64(x, "dev")
             if fast:
                 q, g, _, mq = self._second_frame()
                 r.sub_(g)
-                a = _sq_norms(r)
+                a = sq_norms(r)
                 p = r @ q
                 pdev = p - mq[yc]
-                rr = a - _sq_norms(p) + _sq_norms(pdev)
+                rr = a - sq_norms(p) + sq_norms(pdev)
                 if bool((a <= CANCEL * rr).all()):
                     ss.index_add_(0, yc, rr)
                     self._second(x, yc, w, b, decisions=decisions, proj=(p, pdev))
                     continue
                 fast = False
                 r.copy_(x)
-            r.sub_(torch.index_select(self.means, 0, yc, out=mu_buf[:m]))  # x - mu_y
-            ss.index_add_(0, yc, _sq_norms(r))
+            gathered = workspace.get("gather", len(yc), d, dev)
+            r.sub_(torch.index_select(self.means, 0, yc, out=gathered))  # x - mu_y
+            ss.index_add_(0, yc, sq_norms(r))
             if self.scatter is not None:
-                self.scatter += gram(r)
+                self.scatter += gram(r, out=workspace.get("gram", d, d, dev))
             if decisions or scatter == "subspace":
                 self._second(x, yc, w, b, decisions=decisions, resid=r)
         self.class_ss = ss
@@ -538,13 +538,11 @@ class ClassStats:
             self.means[keep],
             self.class_ss[keep],
         )
-        out.scatter = self.scatter
+        # copies: both objects may go on accumulating in place
+        out.scatter = self.scatter.clone() if self.scatter is not None else None
         out.class_scatter = self.class_scatter[keep] if self.class_scatter is not None else None
-        out.basis, out.basis_scatter, out.pass2_count = (
-            self.basis,
-            self.basis_scatter,
-            self.pass2_count,
-        )
+        out.basis, out.pass2_count = self.basis, self.pass2_count
+        out.basis_scatter = self.basis_scatter.clone() if self.basis_scatter is not None else None
         out.eps = self.eps
         return out, dropped
 
@@ -553,12 +551,6 @@ class ClassStats:
             f"ClassStats(num_classes={self.num_classes}, dim={self.dim}, "
             f"samples={self.num_samples}, scatter={self.scatter_mode!r}, device={self.device})"
         )
-
-
-def _sq_norms(r: torch.Tensor) -> torch.Tensor:
-    """Squared row norms in one read (sqrt then square costs ~1 ulp; a separate square pass would
-    write and read the chunk again)."""
-    return torch.linalg.vector_norm(r, dim=1).square_()
 
 
 def rank_rtol(stats: ClassStats, rows: int, cols: int) -> float:
