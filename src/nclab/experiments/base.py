@@ -32,6 +32,7 @@ EXPERIMENT_MODULES: dict[str, str] = {
     "ufm": "nclab.experiments.ufm",
     "feature-collapse": "nclab.experiments.feature_collapse",
     "linear-head": "nclab.experiments.linear_head",
+    "deep-ln": "nclab.experiments.deep_ln",
 }
 
 

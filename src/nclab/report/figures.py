@@ -28,6 +28,7 @@ class Panel:
     logx: bool = False
     hlines: Sequence[tuple[float, str]] = ()  # (y, label) reference lines
     vlines: Sequence[tuple[float, str]] = ()
+    xticks: Sequence[float] = ()  # tick positions labelled with their values (e.g. depths)
 
 
 def save_panels(
@@ -76,6 +77,11 @@ def save_panels(
             ax.set_yscale("log")
         if p.logx:
             ax.set_xscale("log")
+        if p.xticks:
+            from matplotlib.ticker import NullLocator
+
+            ax.set_xticks(list(p.xticks), [f"{t:g}" for t in p.xticks])
+            ax.xaxis.set_minor_locator(NullLocator())
         ax.set_title(p.title, fontsize=10)
         ax.set_xlabel(p.xlabel)
         ax.set_ylabel(p.ylabel)
