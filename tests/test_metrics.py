@@ -168,6 +168,29 @@ def test_balancedness_and_negativity_definitions():
         negativity(torch.zeros(3, 2))
 
 
+@pytest.mark.parametrize("d", [7, 300])  # one block, and several blocks of the upper triangle
+def test_streamed_negativity_equals_the_matrix_formula(d):
+    from nclab._kernels import add_gram_upper
+    from nclab.metrics import NegativityStats
+
+    g = torch.Generator().manual_seed(d)
+    z = torch.randn(400, d, generator=g, dtype=torch.float64) + 0.3
+    s = NegativityStats(d)
+    for i in range(0, 400, 130):
+        s.update(z[i : i + 130].float())
+    z32 = z.float().double()
+    op = lambda m: float(torch.linalg.matrix_norm(m, ord=2))
+    assert s.compute() == pytest.approx(op(z32 - torch.relu(z32)) / op(z32), rel=1e-10)
+    torch.testing.assert_close(s.full(s.gram), z32.T @ z32, rtol=1e-12, atol=1e-9)
+    acc = torch.zeros(d, d, dtype=torch.float64)
+    add_gram_upper(acc, z)
+    torch.testing.assert_close(acc.triu(), (z.T @ z).triu(), rtol=1e-12, atol=1e-9)
+    bad = z[:5].clone()
+    bad[2, 1] = float("nan")
+    with pytest.raises(DataError, match="NaN or Inf"):
+        s.update(bad)
+
+
 # --- invariances --------------------------------------------------------------------------------
 
 INVARIANT = (

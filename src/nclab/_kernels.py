@@ -146,6 +146,18 @@ def gram(c: torch.Tensor, block: int = 512, out: torch.Tensor | None = None) -> 
     return out
 
 
+def add_gram_upper(acc: torch.Tensor, c: torch.Tensor) -> None:
+    """acc += C^T C on the diagonal blocks and above only (the rest of ``acc`` is not touched): the
+    symmetric half of the work, for accumulators read with ``eigvalsh(..., UPLO="U")``."""
+    d = c.shape[1]
+    block = max(32, d // 8)
+    if d <= block:
+        acc.addmm_(c.T, c)
+        return
+    for i in range(0, d, block):
+        acc[i : i + block, i:].addmm_(c[:, i : i + block].T, c[:, i:])
+
+
 def span_basis(vectors: torch.Tensor, svd: tuple[torch.Tensor, torch.Tensor] | None = None):
     """Orthonormal basis (D x r) of the span of the rows of ``vectors`` (K x D), in float64;
     ``svd`` = (U, s) of ``vectors.T`` when already computed."""
