@@ -18,7 +18,8 @@ Cases: (a) N=20000, D=512, K=10; (b) N=20000, D=2048, K=100; (c) collapsed: clas
 1000, within-class std 1e-4, N=20000, D=512, K=10, stored as float32. Accuracy is the relative error
 against a float64 value computed independently (eigendecomposition of the float64 Sigma_B).
 
-Usage: python benchmarks/bench_metrics.py [--repeats 3] [--quick]
+Usage: python benchmarks/bench_metrics.py [--repeats 3] [--quick] [--device cuda]
+(with ``--device`` both implementations run on that device, timed with its synchronisation)
 The last line of output is one JSON object with every figure.
 """
 
@@ -51,14 +52,14 @@ def make_case(name: str, n: int, d: int, k: int, seed: int = 0):
 def reference_nc1(x: torch.Tensor, y: torch.Tensor, k: int) -> float:
     """The plain float32 recipe: two passes, pooled covariance, pinv of the D x D Sigma_B."""
     n, d = x.shape
-    sums = torch.zeros(k, d)
-    counts = torch.zeros(k)
+    sums = torch.zeros(k, d, device=x.device)
+    counts = torch.zeros(k, device=x.device)
     for i in range(0, n, BATCH):
         xb, yb = x[i : i + BATCH], y[i : i + BATCH]
         sums.index_add_(0, yb, xb)
         counts += torch.bincount(yb, minlength=k)
     mu = sums / counts[:, None]
-    sw = torch.zeros(d, d)
+    sw = torch.zeros(d, d, device=x.device)
     for i in range(0, n, BATCH):
         xb, yb = x[i : i + BATCH], y[i : i + BATCH]
         c = xb - mu[yb]
@@ -104,11 +105,19 @@ def ours_streaming_one_pass(x, y, k):
     return nc1(s)
 
 
-def best_time(fn, repeats):
+def sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def best_time(fn, repeats, device="cpu"):
     best, val = float("inf"), None
+    fn()  # warm-up (kernels, allocator)
     for _ in range(repeats):
+        sync(device)
         t = time.perf_counter()
         val = fn()
+        sync(device)
         best = min(best, time.perf_counter() - t)
     return best, val
 
@@ -117,17 +126,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="smaller N for a smoke run")
+    ap.add_argument("--device", default="cpu", help="where both implementations run")
     args = ap.parse_args()
+    dev = args.device
     n = 4000 if args.quick else 20000
     cases = {"a": (n, 512, 10), "b": (n, 2048, 100), "c": (n, 512, 10)}
-    out: dict[str, float] = {"threads": torch.get_num_threads(), "n": n}
+    out: dict[str, float | str] = {"threads": torch.get_num_threads(), "n": n, "device": dev}
     for name, (nn, d, k) in cases.items():
         x, y = make_case(name, nn, d, k)
         truth = exact_nc1(x, y, k)
-        t_ref, v_ref = best_time(lambda: reference_nc1(x, y, k), args.repeats)  # noqa: B023
-        t_mem, v_mem = best_time(lambda: ours_in_memory(x, y, k), args.repeats)  # noqa: B023
-        t_str, v_str = best_time(lambda: ours_streaming(x, y, k), args.repeats)  # noqa: B023
-        t_one, v_one = best_time(lambda: ours_streaming_one_pass(x, y, k), args.repeats)  # noqa: B023
+        x, y = x.to(dev), y.to(dev)
+        r = args.repeats
+        t_ref, v_ref = best_time(lambda: reference_nc1(x, y, k), r, dev)  # noqa: B023
+        t_mem, v_mem = best_time(lambda: ours_in_memory(x, y, k), r, dev)  # noqa: B023
+        t_str, v_str = best_time(lambda: ours_streaming(x, y, k), r, dev)  # noqa: B023
+        t_one, v_one = best_time(lambda: ours_streaming_one_pass(x, y, k), r, dev)  # noqa: B023
         row = {
             f"{name}_ref_s": t_ref,
             f"{name}_inmem_s": t_mem,

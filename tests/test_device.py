@@ -1,0 +1,111 @@
+"""The statistics, the probe and a training experiment on an accelerator give the CPU's numbers.
+
+These run on CUDA when it is available and are skipped otherwise; ``NCLAB_TEST_DEVICE=cpu`` runs
+them on the CPU (a check of the tests themselves). ``scripts/gpu_check.sh`` runs them with the GPU
+benchmarks in one go.
+"""
+
+import os
+
+import pytest
+import torch
+from torch import nn
+
+from nclab import ClassStats, CollapseProbe, collapse_metrics
+
+DEVICE = os.environ.get("NCLAB_TEST_DEVICE", "cuda")
+pytestmark = pytest.mark.skipif(
+    DEVICE == "cuda" and not torch.cuda.is_available(), reason="needs a CUDA device"
+)
+
+
+@pytest.fixture(autouse=True)
+def exact_matmul():
+    """No TF32: the features the probe sees must be float32 products on both devices."""
+    if not torch.cuda.is_available():
+        yield
+        return
+    old = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
+
+
+def problem(n=3000, d=40, k=7, offset=0.0, spread=1.0, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, k, (n,), generator=g)
+    mu = offset + torch.randn(k, d, generator=g, dtype=torch.float64)
+    x = (mu[y] + spread * torch.randn(n, d, generator=g, dtype=torch.float64)).float()
+    w = torch.randn(k, d, generator=g)
+    b = torch.randn(k, generator=g)
+    return x, y, w, b
+
+
+def assert_metrics_equal(a, b, rel):
+    assert set(a) == set(b)
+    for key in a:
+        assert a[key] == pytest.approx(b[key], rel=rel, abs=1e-12), key
+
+
+@pytest.mark.parametrize("scatter", ["full", "subspace"])
+def test_streaming_statistics_match_the_cpu(scatter):
+    x, y, w, b = problem()
+    out = {}
+    for dev in ("cpu", DEVICE):
+        s = ClassStats(7, 40, scatter=scatter)  # adopts the device of the first batch
+        for i in range(0, len(y), 500):
+            s.update(x[i : i + 500].to(dev), y[i : i + 500].to(dev))
+        for i in range(0, len(y), 500):
+            s.decision_pass(x[i : i + 500].to(dev), y[i : i + 500].to(dev), w.to(dev), b.to(dev))
+        assert s.means.device.type == torch.device(dev).type and s.means.dtype == torch.float64
+        out[dev] = collapse_metrics(s, w.to(dev), b.to(dev))
+    assert_metrics_equal(out[DEVICE], out["cpu"], rel=1e-9)
+
+
+@pytest.mark.parametrize("case", ["generic", "collapsed"])
+def test_in_memory_statistics_match_the_cpu(case):
+    """Both routes of from_features' second pass (Pythagoras and explicit deviations)."""
+    kw = {"offset": 1000.0, "spread": 1e-4} if case == "collapsed" else {}
+    x, y, w, b = problem(**kw)
+    cpu = collapse_metrics(ClassStats.from_features(x, y, weights=w, bias=b, chunk_rows=700), w, b)
+    s = ClassStats.from_features(
+        x.to(DEVICE), y.to(DEVICE), weights=w.to(DEVICE), bias=b.to(DEVICE), chunk_rows=700
+    )
+    assert_metrics_equal(collapse_metrics(s, w.to(DEVICE), b.to(DEVICE)), cpu, rel=1e-9)
+
+
+def test_probe_on_the_device_matches_the_cpu():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 5))
+    g = torch.Generator().manual_seed(1)
+    data = []
+    for _ in range(6):
+        yb = torch.randint(0, 5, (64,), generator=g)
+        data.append((torch.randn(64, 20, generator=g) + yb[:, None].float(), yb))
+    res = {}
+    for dev in ("cpu", DEVICE):
+        probe = CollapseProbe(model.to(dev), ["2", "4"], num_classes=5, classifier="4")
+        res[dev] = probe.run(data, device=dev, progress=False).to_dict()
+        model.to("cpu")
+    for layer in res["cpu"]:
+        for key, v in res["cpu"][layer].items():
+            if isinstance(v, float):
+                assert res[DEVICE][layer][key] == pytest.approx(v, rel=1e-5, abs=1e-9), (layer, key)
+
+
+def test_deep_ln_trains_on_the_device(tmp_path):
+    from nclab.experiments.base import get_experiment, run_experiment
+
+    exp = get_experiment("deep-ln")
+    sets = [
+        f"device={DEVICE}",
+        "data.samples_per_class=30",
+        "data.test_samples_per_class=5",
+        "model.width=16",
+        "depths=[2, 5]",
+        "train.epochs=50",
+        "log_every=25",
+    ]
+    s = run_experiment(exp, exp.config("rn1-ce-quick", sets), tmp_path / "run")
+    assert s["lower_bound_holds"] is True and s["sphere_error_max"] < 1e-4
+    assert s["by_depth"]["L5"]["train_acc"] > 0.5
