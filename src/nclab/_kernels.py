@@ -89,9 +89,10 @@ class Workspace(threading.local):
 workspace = Workspace()
 
 
-def as_f64(x: torch.Tensor, slot: str = "x") -> torch.Tensor:
-    """A float64 copy of ``x`` in the workspace slot ``slot``."""
-    out = workspace.get(slot, x.shape[0], x.shape[1], x.device)
+def scratch_f64(x: torch.Tensor, slot: str = "x", device: torch.device | None = None):
+    """A float64 copy of the matrix ``x`` (on ``device``, default its own) in the workspace slot
+    ``slot``: valid until the next request for that slot."""
+    out = workspace.get(slot, x.shape[0], x.shape[1], device or x.device)
     out.copy_(x)
     return out
 
@@ -106,7 +107,7 @@ def batch_stats(x: torch.Tensor, y: torch.Tensor, K: int, want_scatter: bool, pe
         0, y, torch.arange(n, device=dev), reduce="amin"
     )
     shift = x.index_select(0, first.clamp_max(n - 1)).to(F64)
-    c = as_f64(x)
+    c = scratch_f64(x)
     gathered = workspace.get("gather", n, x.shape[1], dev)
     c -= torch.index_select(shift, 0, y, out=gathered)  # far faster than the gather shift[y]
     sums = torch.zeros(K, x.shape[1], dtype=F64, device=dev).index_add_(0, y, c)
@@ -176,7 +177,7 @@ def class_means(features: torch.Tensor, y: torch.Tensor, K: int, rows: int):
     counts = torch.bincount(y, minlength=K)
     sums = torch.zeros(K, d, dtype=F64, device=dev)
     for i in range(0, n, rows):
-        sums.index_add_(0, y[i : i + rows], as_f64(features[i : i + rows].detach()))
+        sums.index_add_(0, y[i : i + rows], scratch_f64(features[i : i + rows].detach()))
     if not torch.isfinite(sums).all():
         raise DataError("features contain NaN or Inf values")
     return counts, sums / counts.clamp_min(1).to(F64)[:, None]

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from ._kernels import as_f64, classifier_sums
+from ._kernels import classifier_sums, scratch_f64
 from .errors import DataError
 from .metrics import Metrics, collapse_metrics
 from .stats import ClassStats
@@ -210,7 +210,7 @@ class CollapseProbe:
         for tap in self.taps:
             if not (tap.module_name == self.classifier and tap.use_input):
                 continue
-            x = as_f64(tap.batch)
+            x = scratch_f64(tap.batch)
             y = labels.to(x.device)
             b64 = b.to(x.device, torch.float64) if b is not None else None
             cos_sum, correct, zeros, _ = classifier_sums(x, y, w.to(x.device, torch.float64), b64)

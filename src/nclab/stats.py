@@ -47,11 +47,11 @@ import torch
 
 from ._kernels import (
     DecisionStats,
-    as_f64,
     batch_stats,
     class_means,
     classifier_sums,
     gram,
+    scratch_f64,
     span_basis,
     sq_norms,
     workspace,
@@ -282,7 +282,7 @@ class ClassStats:
         if proj is not None:
             p, pdev = proj
         elif resid is None:
-            xa = as_f64(x)
+            xa = scratch_f64(x)
             if decisions and w is not None:  # needs the uncentred features
                 clf = classifier_sums(xa, y, w, b)
             p = xa.sub_(g) @ q
@@ -298,7 +298,7 @@ class ClassStats:
             dec.n += int(x.shape[0])
             dec.ncc_correct += int((ncc == y).sum())
             if w is not None:
-                cos_sum, correct, zeros, pred = clf or classifier_sums(as_f64(x), y, w, b)
+                cos_sum, correct, zeros, pred = clf or classifier_sums(scratch_f64(x), y, w, b)
                 if zeros:
                     raise DegenerateError("nc3_cos is undefined: some features are exactly zero")
                 dec.cos_sum += cos_sum
@@ -407,7 +407,7 @@ class ClassStats:
         for i in range(0, n, rows):
             yc = y[i : i + rows]
             x = features[i : i + rows].detach()
-            r = as_f64(x, "dev")
+            r = scratch_f64(x, "dev")
             if fast:
                 q, g, _, mq = self._second_frame()
                 r.sub_(g)

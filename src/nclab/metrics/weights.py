@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from .._kernels import add_gram_upper, scratch_f64, workspace
 from ..errors import DataError, DegenerateError
 from ._common import F64, as_f64
 
@@ -68,16 +69,13 @@ class NegativityStats:
         self.n = 0
 
     def update(self, z: torch.Tensor) -> None:
-        from .._kernels import add_gram_upper, workspace
-
         z = z.detach()
         if z.ndim != 2 or z.shape[1] != self.dim:
             raise DataError(
                 f"expected pre-activations of shape (N, {self.dim}), got {tuple(z.shape)}"
             )
         dev = self.gram.device
-        z64 = workspace.get("neg_z", z.shape[0], z.shape[1], dev)
-        z64.copy_(z)
+        z64 = scratch_f64(z, "neg_z", dev)
         if not torch.isfinite(z64.sum()):  # any NaN or Inf entry makes the sum non-finite
             raise DataError("pre-activations contain NaN or Inf values")
         add_gram_upper(self.gram, z64)
