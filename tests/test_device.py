@@ -94,7 +94,7 @@ def test_probe_on_the_device_matches_the_cpu():
 
 
 def test_deep_ln_trains_on_the_device(tmp_path):
-    from nclab.experiments.base import get_experiment, run_experiment
+    from nclab.experiments import get_experiment, run_experiment
 
     exp = get_experiment("deep-ln")
     sets = [

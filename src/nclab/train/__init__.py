@@ -1,5 +1,6 @@
-"""The training loop shared by every experiment, and optimiser helpers."""
+"""The training loop shared by every experiment and the checkpoint state it saves."""
 
 from .loop import fit
+from .state import TrainState
 
-__all__ = ["fit"]
+__all__ = ["TrainState", "fit"]

@@ -1,0 +1,1 @@
+"""What several experiments share (seed aggregation, ...); no experiment imports another."""

@@ -1,0 +1,64 @@
+"""Aggregation over seeds: the mean of every numeric leaf of the per-seed summaries, and its std."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ...runs import to_jsonable
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and v is not None
+
+
+def aggregate_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Mean over seeds of every numeric leaf (same structure), ``std`` of each, and ``per_seed``.
+
+    Non-numeric leaves keep the first seed's value when all seeds agree; otherwise a list.
+
+    >>> agg = aggregate_summaries([{"acc": 1.0, "m": {"nc1": 0.1}}, {"acc": 0.5, "m": {"nc1": 0.3}}])
+    >>> agg["acc"], agg["std"]["acc"], round(agg["m"]["nc1"], 6)
+    (0.75, 0.25, 0.2)
+    """
+    summaries = [to_jsonable(s) for s in summaries]
+    mean = _combine([s for s in summaries], _mean)
+    std = _combine([s for s in summaries], _std)
+    out = dict(mean) if isinstance(mean, dict) else {"value": mean}
+    out["std"] = std
+    out["per_seed"] = summaries
+    return out
+
+
+def _mean(vals: list[float]) -> float:
+    return sum(vals) / len(vals)
+
+
+def _std(vals: list[float]) -> float:
+    m = _mean(vals)
+    return math.sqrt(sum((v - m) ** 2 for v in vals) / len(vals))
+
+
+def _combine(items: list[Any], fn: Callable[[list[float]], float]) -> Any:
+    first = items[0]
+    if all(isinstance(i, dict) for i in items):
+        keys = [k for k in first if all(k in i for i in items)]
+        out = {}
+        for k in keys:
+            v = _combine([i[k] for i in items], fn)
+            if v is not None:
+                out[k] = v
+        return out
+    if all(_is_num(i) for i in items):
+        return fn([float(i) for i in items])
+    if (
+        all(isinstance(i, list) for i in items)
+        and len({len(i) for i in items}) == 1
+        and first
+        and all(all(_is_num(x) for x in i) for i in items)
+    ):
+        return [fn([float(i[j]) for i in items]) for j in range(len(first))]
+    if fn is _mean:
+        return first if all(i == first for i in items) else items
+    return None

@@ -1,0 +1,20 @@
+"""The demo: a small MLP trained on the bundled digits in seconds, measured layer by layer.
+
+``nclab demo`` trains it, logs collapse metrics of every hidden layer and the classifier input every
+few epochs with :class:`~nclab.CollapseProbe`, prints the final table and writes a figure.
+"""
+
+from __future__ import annotations
+
+from ..protocol import Experiment
+from .config import DemoConfig
+from .train import run
+
+EXPERIMENT = Experiment(
+    name="demo",
+    description="small MLP on the bundled digits, collapse metrics per layer (seconds on a CPU)",
+    config_cls=DemoConfig,
+    run=run,
+)
+
+__all__ = ["EXPERIMENT", "DemoConfig", "run"]
