@@ -49,9 +49,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq
 
-from ..errors import TheoryError
 from .base import Prediction
-from .ufm import check_int, check_positive, check_sizes
+from .params import check_number_list, check_positive, check_sizes, require
 
 
 @dataclass(frozen=True)
@@ -120,15 +119,7 @@ def deep_linear_ufm(K: int, n: int, d: int, lambda_w: Sequence[float] | float, l
     ('orthogonal_frame', 0.9453, 0.104912)
     """
     check_sizes(K, n, d)
-    if isinstance(lambda_w, int | float):
-        if L is None:
-            raise TheoryError("give L (the number of weight layers) with a single lambda_w")
-        lambda_w = [lambda_w] * check_int("L", L, 1)
-    lws = [check_positive(f"lambda_w[{i}]", v) for i, v in enumerate(lambda_w)]
-    if not lws:
-        raise TheoryError("lambda_w must name at least one weight layer")
-    if L is not None and L != len(lws):
-        raise TheoryError(f"L = {L} but {len(lws)} lambda_w values were given")
+    lws = check_number_list("lambda_w", lambda_w, L, count_name="L", what="weight layer")
     L = len(lws)
     lh = check_positive("lambda_h", lambda_h)
     a = (n * lh * math.prod(lws)) ** (1 / (L + 1))
@@ -139,9 +130,9 @@ def deep_linear_ufm(K: int, n: int, d: int, lambda_w: Sequence[float] | float, l
     collapsed = bool(roots) and _phi(s, Ka, L) < 0.5
     if not collapsed:
         s = 0.0
-    elif d < K:
-        raise TheoryError(f"the collapsed minimiser is an orthogonal frame of K = {K} vectors: "
-                          f"the theorem needs d >= K, got d = {d}")
+    else:
+        require(d >= K, f"the collapsed minimiser is an orthogonal frame of K = {K} vectors: "
+                        f"the theorem needs d >= K, got d = {d}")
     m = a * s ** (2 / (L + 1))
     sigma_w = [math.sqrt(m / lw) for lw in lws]
     sigma_h_bar = math.sqrt(m / (n * lh))

@@ -40,9 +40,8 @@ from dataclasses import dataclass
 
 from scipy.optimize import brentq
 
-from ..errors import TheoryError
 from .base import Prediction
-from .ufm import check_positive, check_sizes
+from .params import check_positive, check_sizes, require
 
 
 @dataclass(frozen=True)
@@ -74,9 +73,8 @@ def gufm_mse(K: int, d: int, lam: float) -> GUFMPrediction:
     """
     check_sizes(K, None, d)
     lam = check_positive("lam", lam)
-    if d < K + 1:
-        raise TheoryError(f"the GUFM-MSE optimum is an orthogonal frame inside the zero-mean "
-                          f"hyperplane: it needs d >= K+1 = {K + 1}, got d = {d}")
+    require(d >= K + 1, f"the GUFM-MSE optimum is an orthogonal frame inside the zero-mean "
+                        f"hyperplane: it needs d >= K+1 = {K + 1}, got d = {d}")
     w = math.sqrt(d) / (d + lam * K)
     lam_app = lam / d
     return GUFMPrediction(
@@ -96,9 +94,8 @@ def gufm_ce(K: int, d: int, lam: float) -> GUFMPrediction:
     """
     check_sizes(K, None, d)
     lam = check_positive("lam", lam)
-    if d < K:
-        raise TheoryError(f"the GUFM-CE optimum is a simplex ETF of K = {K} vectors inside the "
-                          f"zero-mean hyperplane: it needs d >= K, got d = {d}")
+    require(d >= K, f"the GUFM-CE optimum is a simplex ETF of K = {K} vectors inside the "
+                    f"zero-mean hyperplane: it needs d >= K, got d = {d}")
     sd = math.sqrt(d)
     a = sd * K / (K - 1)
 

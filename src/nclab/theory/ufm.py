@@ -44,37 +44,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..errors import TheoryError
 from .base import Prediction
-
-# --------------------------------------------------------------------------------------------------
-# input checks shared by the UFM-family predictions
-# --------------------------------------------------------------------------------------------------
-
-
-def check_int(name: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise TheoryError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def check_positive(name: str, value: float, allow_zero: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TheoryError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        accepted = ">= 0" if allow_zero else "> 0"
-        raise TheoryError(f"{name} must be a finite number {accepted}, got {value!r}")
-    return v
-
-
-def check_sizes(K: int, n: int | None, d: int) -> None:
-    check_int("K", K, 2)
-    if n is not None:
-        check_int("n", n, 1)
-    check_int("d", d, 1)
-
+from .params import check_choice, check_positive, check_sizes, require
+from .params import check_int as check_int  # the checkers lived here before params.py: same names
 
 # --------------------------------------------------------------------------------------------------
 # MSE
@@ -138,12 +110,11 @@ def _mse(K: int, n: int, d: int, lambda_w: float, lambda_h: float, lambda_b: flo
     scale = math.sqrt(n * lh / lw)
     h2 = rho * (1 - 1 / K) + rho_mean / K
     rank = (K - 1 if p > 0 else 0) + (1 if s > 0 else 0)
-    if rank > d:
-        raise TheoryError(
-            f"the minimiser's W H̄ has rank {rank} but d = {d}: the theorem needs d >= {rank} "
-            f"(d >= K for the bias-free / regularised-bias UFM, d >= K-1 with an unregularised "
-            f"bias)"
-        )
+    require(
+        rank <= d,
+        f"the minimiser's W H̄ has rank {rank} but d = {d}: the theorem needs d >= {rank} "
+        f"(d >= K for the bias-free / regularised-bias UFM, d >= K-1 with an unregularised bias)",
+    )
     if p == 0:
         structure = "zero" if s == 0 else "mean_only"
     elif lambda_b is None:
@@ -246,17 +217,15 @@ def ufm_ce(K: int, n: int, d: int, lambda_w: float, lambda_h: float, bias: str =
     check_sizes(K, n, d)
     lw = check_positive("lambda_w", lambda_w)
     lh = check_positive("lambda_h", lambda_h)
-    if bias not in ("none", "free", "regularized"):
-        raise TheoryError(f"bias must be 'none', 'free' or 'regularized', got {bias!r}")
+    check_choice("bias", bias, ("none", "free", "regularized"))
     lb = check_positive("lambda_b", lambda_b, allow_zero=True)
-    if bias == "regularized" and lb == 0:
-        raise TheoryError("bias='regularized' needs lambda_b > 0 "
-                          "(use bias='free' for lambda_b = 0)")
+    require(not (bias == "regularized" and lb == 0),
+            "bias='regularized' needs lambda_b > 0, got lambda_b = 0 (use bias='free' for an "
+            "unregularised bias)")
     eps = math.sqrt(n * lw * lh)
     c = K * eps
     if c < 1:
-        if d < K - 1:
-            raise TheoryError(f"a K-simplex ETF needs d >= K-1 = {K - 1}, got d = {d}")
+        require(d >= K - 1, f"a K-simplex ETF needs d >= K-1 = {K - 1}, got d = {d}")
         q = 1 - (K - 1) * eps
         u = math.log(q / eps)
         z = (K - 1) / K * u
