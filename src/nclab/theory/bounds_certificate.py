@@ -1,5 +1,6 @@
 """Theorem 3.1 of Jacot et al. (ICLR 2025) on a trained network: the bounds of
-:func:`nclab.theory.bounds.jacot_bounds` evaluated at the network's measured hypotheses, beside its
+:func:`nclab.theory.bounds.jacot_bounds` (defined in :mod:`nclab.theory.bounds_theorem`, which this
+module imports; nothing imports back) evaluated at the network's measured hypotheses, beside its
 measured NC1, kappa(W_L), NC2 and NC3 (``docs/theory-jacot.md``). numpy/scipy only: the torch side
 (:func:`nclab.experiments.linear_head_measure.network_quantities`) fills :class:`NetworkQuantities`.
 """
@@ -11,6 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Prediction
+from .bounds_theorem import jacot_bounds
+
+__all__ = ["JacotCertificate", "NetworkQuantities", "jacot_certificate"]
 
 # --------------------------------------------------------------------------------------------------
 # the certificate: bounds beside the measured metrics of a trained network
@@ -70,8 +74,6 @@ def jacot_certificate(q: NetworkQuantities) -> JacotCertificate:
     >>> c.applies, round(c.bounds["nc1"], 4), c.holds["nc1"], sorted(c.skipped)
     (True, 9.1083, True, ['nc2', 'nc2_given_kappa'])
     """
-    from .bounds import jacot_bounds  # here: bounds.py re-exports this module
-
     hyp = {
         "eps1": q.eps1,
         "eps2": q.eps2,
@@ -115,6 +117,15 @@ def jacot_certificate(q: NetworkQuantities) -> JacotCertificate:
             for k, v in given.skipped.items()
             if k in ("nc2_bound", "nc3_bound")
         }
+    holds = _holds(measured, bounds, bgk)
+    return JacotCertificate(True, "", hyp, measured, bounds, bgk, holds, skipped)
+
+
+def _holds(
+    measured: Mapping[str, float], bounds: Mapping[str, Any], bgk: Mapping[str, Any]
+) -> dict[str, bool]:
+    """For each bound that exists and each metric measured: does the metric respect the bound
+    (relative slack 1e-9 for upper bounds, absolute 1e-9 for the NC3 lower bounds)?"""
     holds: dict[str, bool] = {}
     pairs = [
         ("nc1", "nc1_trace", bounds["nc1"], "<="),
@@ -129,4 +140,4 @@ def jacot_certificate(q: NetworkQuantities) -> JacotCertificate:
             continue
         v = measured[key]
         holds[name] = bool(v <= bound * (1 + 1e-9)) if op == "<=" else bool(v >= bound - 1e-9)
-    return JacotCertificate(True, "", hyp, measured, bounds, bgk, holds, skipped)
+    return holds
