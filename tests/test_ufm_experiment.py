@@ -9,7 +9,7 @@ import pytest
 from nclab.errors import ConfigError, TheoryError
 from nclab.experiments import resume_run, run_experiment
 from nclab.experiments.ufm import EXPERIMENT, problems, threshold_lambda
-from nclab.experiments.ufm_measure import theory_for
+from nclab.experiments.ufm.measure import theory_for
 from nclab.models.ufm import BatchedUFM
 from nclab.runs import RunDir
 
@@ -123,7 +123,7 @@ def test_resume_ends_with_the_uninterrupted_numbers(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, sets=sets, seeds=2, name="crash")
     rd = RunDir(tmp_path / "crash", create=False)
-    assert rd.load_checkpoint()["step"] == 3000
+    assert rd.load_checkpoint()["done"] == 3000
     monkeypatch.setattr(BatchedUFM, "step", real_step)
     resumed = resume_run(tmp_path / "crash")
     assert resumed["objective_per_seed"] == full["objective_per_seed"]

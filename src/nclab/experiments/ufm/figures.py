@@ -7,6 +7,8 @@
   away from 0: see docs/ufm.md);
 * ``phase_diagram.png``: objective, feature norm, collapse metrics and gap against λ across the
   threshold, with the theory's curve and the threshold marked.
+
+:func:`render` draws the run's figure, :func:`rerender` redraws it from a finished run directory.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ..report.figures import Panel, save_panels
-from . import ufm_measure as M
+from ...report.figures import Panel, save_panels
+from ...runs import RunDir
+from . import measure as M
+from .config import UFMConfig
 
 
 def _stat(values: list[Any]) -> tuple[float | None, float | None]:
@@ -52,30 +56,66 @@ def training_figure(path: Path, cfg, history: list[dict], summary: dict) -> Path
     last = layers[-1]
     frame = _frame(cfg)
     theory = summary.get("theory_objective")
-    panels = [Panel("objective", {"gradient descent": _series(history, lambda r: r["objective"])},
-                    xlabel="iteration", logy=True,
-                    hlines=[(theory, "theory optimum")] if theory is not None else ())]
+    panels = [
+        Panel(
+            "objective",
+            {"gradient descent": _series(history, lambda r: r["objective"])},
+            xlabel="iteration",
+            logy=True,
+            hlines=[(theory, "theory optimum")] if theory is not None else (),
+        )
+    ]
     if theory is not None:
-        panels.append(Panel("|f - f*| / f*", {"relative gap": _series(
-            history, lambda r: r["objective_gap"])}, xlabel="iteration", logy=True))
-    panels.append(Panel("NC1", {name: _series(history, lambda r, n=name: r["metrics"][n]["nc1"])
-                                for name in layers}, xlabel="iteration", logy=True))
-    key, wkey, nc3 = (("nc2_of", "nc2_w_of", "nc3_of") if frame == "of"
-                      else ("nc2_etf", "nc2_w_etf", "nc3"))
-    nc2 = {f"{name} ({key})": _series(history, lambda r, n=name: r["metrics"][n][key])
-           for name in layers}
+        panels.append(
+            Panel(
+                "|f - f*| / f*",
+                {"relative gap": _series(history, lambda r: r["objective_gap"])},
+                xlabel="iteration",
+                logy=True,
+            )
+        )
+    panels.append(
+        Panel(
+            "NC1",
+            {name: _series(history, lambda r, n=name: r["metrics"][n]["nc1"]) for name in layers},
+            xlabel="iteration",
+            logy=True,
+        )
+    )
+    key, wkey, nc3 = (
+        ("nc2_of", "nc2_w_of", "nc3_of") if frame == "of" else ("nc2_etf", "nc2_w_etf", "nc3")
+    )
+    nc2 = {
+        f"{name} ({key})": _series(history, lambda r, n=name: r["metrics"][n][key])
+        for name in layers
+    }
     nc2[f"W ({wkey})"] = _series(history, lambda r: r["metrics"][last][wkey])
     panels.append(Panel("NC2", nc2, xlabel="iteration", logy=True))
-    panels.append(Panel("NC3", {f"W vs {last} ({nc3})": _series(
-        history, lambda r: r["metrics"][last][nc3])}, xlabel="iteration", logy=True))
-    other = [k for k in ("nc2_etf", "nc2_of", "nc2_w_etf", "nc2_w_of", "nc3", "nc3_of")
-             if k not in (key, wkey, nc3)]
-    panels.append(Panel(f"{last}: the remaining NC2 / NC3 variants", {
-        k: _series(history, lambda r, k=k: r["metrics"][last][k]) for k in other},
-        xlabel="iteration", logy=True))
+    panels.append(
+        Panel(
+            "NC3",
+            {f"W vs {last} ({nc3})": _series(history, lambda r: r["metrics"][last][nc3])},
+            xlabel="iteration",
+            logy=True,
+        )
+    )
+    other = [
+        k
+        for k in ("nc2_etf", "nc2_of", "nc2_w_etf", "nc2_w_of", "nc3", "nc3_of")
+        if k not in (key, wkey, nc3)
+    ]
+    panels.append(
+        Panel(
+            f"{last}: the remaining NC2 / NC3 variants",
+            {k: _series(history, lambda r, k=k: r["metrics"][last][k]) for k in other},
+            xlabel="iteration",
+            logy=True,
+        )
+    )
     seeds = len(history[-1]["objective"])
     title = f"{summary.get('model', '')}: K={cfg.K}, d={cfg.d}, n={cfg.n}" + (
-        f", {seeds} seeds" if seeds > 1 else "")
+        f", {seeds} seeds" if seeds > 1 else ""
+    )
     return save_panels(path, panels, suptitle=title, ncols=3 if len(panels) > 4 else len(panels))
 
 
@@ -91,24 +131,81 @@ def phase_figure(path: Path, cfg, summary: dict) -> Path:
     def by_lam(get):
         return lams, [_stat([get(g) for g in grid if g["lambda"] == lam])[0] for lam in lams]
 
-    panels = [Panel("objective", {"GD (mean of seeds)": by_lam(lambda g: g["objective"]),
-                                  "theory": (list(dense), [p.objective for p in preds])},
-                    xlabel="λ = λ_W = λ_H", logx=True, vlines=vline)]
+    panels = [
+        Panel(
+            "objective",
+            {
+                "GD (mean of seeds)": by_lam(lambda g: g["objective"]),
+                "theory": (list(dense), [p.objective for p in preds]),
+            },
+            xlabel="λ = λ_W = λ_H",
+            logx=True,
+            vlines=vline,
+        )
+    ]
     norm_key = next((k for k in ("h_norm", "sigma_H") if k in grid[0]["theory_norms"]), None)
     if norm_key is not None:
         tn = [M.theory_norms(cfg, p)[norm_key] for p in preds]
-        panels.append(Panel(f"{norm_key} (class-mean feature norm)" if norm_key == "h_norm"
-                            else f"{norm_key} (singular value of H)",
-                            {"GD": by_lam(lambda g: g["measured_norms"][norm_key]),
-                             "theory": (list(dense), tn)},
-                            xlabel="λ", logx=True, vlines=vline))
+        panels.append(
+            Panel(
+                f"{norm_key} (class-mean feature norm)"
+                if norm_key == "h_norm"
+                else f"{norm_key} (singular value of H)",
+                {
+                    "GD": by_lam(lambda g: g["measured_norms"][norm_key]),
+                    "theory": (list(dense), tn),
+                },
+                xlabel="λ",
+                logx=True,
+                vlines=vline,
+            )
+        )
     keys = sorted({k for g in grid for k in g["expected_zero"]})
-    panels.append(Panel("collapse metrics (collapsed phase)", {
-        k: by_lam(lambda g, k=k: g["metrics"].get(k) if g["collapsed"] else None) for k in keys},
-        xlabel="λ", logx=True, logy=True, vlines=vline))
-    panels.append(Panel("|f - f*| / f* (worst seed)", {"gap": (lams, [
-        max(g["objective_gap"] for g in grid if g["lambda"] == lam) for lam in lams])},
-        xlabel="λ", logx=True, logy=True, vlines=vline))
-    title = (f"{summary.get('model', '')}: phase diagram, K={cfg.K}, d={cfg.d}, n={cfg.n}, "
-             f"{len(summary['seeds'])} seeds, {cfg.steps} steps")
+    panels.append(
+        Panel(
+            "collapse metrics (collapsed phase)",
+            {
+                k: by_lam(lambda g, k=k: g["metrics"].get(k) if g["collapsed"] else None)
+                for k in keys
+            },
+            xlabel="λ",
+            logx=True,
+            logy=True,
+            vlines=vline,
+        )
+    )
+    panels.append(
+        Panel(
+            "|f - f*| / f* (worst seed)",
+            {
+                "gap": (
+                    lams,
+                    [max(g["objective_gap"] for g in grid if g["lambda"] == lam) for lam in lams],
+                )
+            },
+            xlabel="λ",
+            logx=True,
+            logy=True,
+            vlines=vline,
+        )
+    )
+    title = (
+        f"{summary.get('model', '')}: phase diagram, K={cfg.K}, d={cfg.d}, n={cfg.n}, "
+        f"{len(summary['seeds'])} seeds, {cfg.steps} steps"
+    )
     return save_panels(path, panels, suptitle=title, ncols=3 if len(panels) > 4 else len(panels))
+
+
+def render(cfg, run_dir: RunDir, history: list[dict], summary: dict) -> list[str]:
+    """Draw the run's figure (``phase_diagram.png`` or ``collapse.png``); return its path."""
+    if cfg.phase.points:
+        return [str(phase_figure(run_dir.figures / "phase_diagram.png", cfg, summary))]
+    return [str(training_figure(run_dir.figures / "collapse.png", cfg, history, summary))]
+
+
+def rerender(run_dir: RunDir) -> None:
+    """Re-draw the figures of a finished run from its config, metrics.jsonl and summary.json."""
+    data = run_dir.read_config()
+    data.pop("nclab", None)
+    cfg = UFMConfig.from_dict(data)
+    render(cfg, run_dir, run_dir.read_metrics(), run_dir.read_summary())

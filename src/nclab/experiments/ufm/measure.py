@@ -4,21 +4,24 @@
 * :func:`expected_zero`: the NC metrics that vanish at that closed form, per layer;
 * :func:`layer_metrics`: the canonical metrics of one problem's layers, through the measurement
   core (:meth:`nclab.ClassStats.from_features` + :func:`nclab.collapse_metrics`);
-* :func:`measured_norms` / :func:`theory_norms`: norms and singular values beside their predictions.
+* :func:`measured_norms` / :func:`theory_norms`: norms and singular values beside their predictions;
+* :func:`measure`: one ``metrics.jsonl`` line (objective, its gap to the theory, every metric).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
 
-from ..metrics import collapse_metrics
-from ..models.ufm import BatchedUFM
-from ..stats import ClassStats
-from ..theory.extended_ufm import deep_linear_ufm, extended_ufm, extended_ufm_relu
-from ..theory.gufm import gufm_ce, gufm_mse
-from ..theory.ufm import ufm_ce, ufm_mse, ufm_mse_bias
+from ...errors import ConfigError
+from ...metrics import collapse_metrics
+from ...models.ufm import BatchedUFM
+from ...stats import ClassStats
+from ...theory.extended_ufm import deep_linear_ufm, extended_ufm, extended_ufm_relu
+from ...theory.gufm import gufm_ce, gufm_mse
+from ...theory.ufm import ufm_ce, ufm_mse, ufm_mse_bias
 
 FEATURE_KEYS = ("nc1", "nc2_etf", "nc2_of")
 CLASSIFIER_KEYS = ("nc2_w_etf", "nc2_w_of", "nc3", "nc3_of")
@@ -39,25 +42,38 @@ def theory_for(cfg: Any, lambda_w: float, lambda_w1: float, lambda_h: float) -> 
     if L == 1:
         if cfg.loss == "ce":
             lb = cfg.lambda_b if cfg.bias == "regularized" else 0.0
-            return (ufm_ce(K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h, bias=cfg.bias,
-                           lambda_b=lb), "Zhu et al. 2021, Thm 3.1 (regularised CE UFM)")
+            return (
+                ufm_ce(
+                    K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h, bias=cfg.bias, lambda_b=lb
+                ),
+                "Zhu et al. 2021, Thm 3.1 (regularised CE UFM)",
+            )
         if cfg.bias == "none":
-            return (ufm_mse(K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h),
-                    "Tirer & Bruna Thm 3.1")
+            return (
+                ufm_mse(K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h),
+                "Tirer & Bruna Thm 3.1",
+            )
         lb = cfg.lambda_b if cfg.bias == "regularized" else 0.0
-        return (ufm_mse_bias(K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h, lambda_b=lb),
-                "Tirer & Bruna Thm 3.2" if lb == 0 else "regularised bias (docs/theory-ufm.md)")
+        return (
+            ufm_mse_bias(K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h, lambda_b=lb),
+            "Tirer & Bruna Thm 3.2" if lb == 0 else "regularised bias (docs/theory-ufm.md)",
+        )
     if cfg.loss != "mse" or cfg.bias != "none":
         return None, "no closed form for deep UFMs with cross-entropy or a bias"
     if L == 2:
         fn = extended_ufm_relu if cfg.relu else extended_ufm
-        return (fn(K=K, n=n, d=d, lambda_w2=lambda_w, lambda_w1=lambda_w1, lambda_h1=lambda_h),
-                "Tirer & Bruna Thm 4.2" if cfg.relu else "Tirer & Bruna Thm 4.1")
-    pred = deep_linear_ufm(K=K, n=n, d=d, lambda_w=[lambda_w1] * (L - 1) + [lambda_w],
-                           lambda_h=lambda_h)
+        return (
+            fn(K=K, n=n, d=d, lambda_w2=lambda_w, lambda_w1=lambda_w1, lambda_h1=lambda_h),
+            "Tirer & Bruna Thm 4.2" if cfg.relu else "Tirer & Bruna Thm 4.1",
+        )
+    pred = deep_linear_ufm(
+        K=K, n=n, d=d, lambda_w=[lambda_w1] * (L - 1) + [lambda_w], lambda_h=lambda_h
+    )
     if cfg.relu:
-        return pred, ("deep ReLU UFM: the linear optimum, an upper bound of its minimum "
-                      "(a nonnegative orthogonal frame attains it); no theorem for L > 2")
+        return pred, (
+            "deep ReLU UFM: the linear optimum, an upper bound of its minimum "
+            "(a nonnegative orthogonal frame attains it); no theorem for L > 2"
+        )
     return pred, "deep linear UFM (Schatten-2/(L+1) reduction, docs/theory-ufm.md)"
 
 
@@ -82,8 +98,9 @@ def expected_zero(cfg: Any, pred: Any) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def layer_metrics(model: BatchedUFM, feats: dict[str, torch.Tensor], b: int,
-                  labels: torch.Tensor) -> dict[str, dict[str, float | None]]:
+def layer_metrics(
+    model: BatchedUFM, feats: dict[str, torch.Tensor], b: int, labels: torch.Tensor
+) -> dict[str, dict[str, float | None]]:
     """Canonical metrics of problem ``b``, per layer; the classifier keys on its input layer.
 
     A metric that is undefined (e.g. zero features) is None.
@@ -98,6 +115,27 @@ def layer_metrics(model: BatchedUFM, feats: dict[str, torch.Tensor], b: int,
         m = collapse_metrics(stats, weights=model.classifier[b] if last else None, keys=keys)
         out[name] = {k: m.get(k) for k in keys}
     return out
+
+
+def measure(model: BatchedUFM, step: int, theory_obj: list[float | None]) -> dict[str, Any]:
+    """Per-problem lists of the objective, its relative gap to the theory's and every metric.
+
+    Raises :class:`~nclab.errors.ConfigError` when gradient descent diverged (by ``step``).
+    """
+    obj = model.objective().tolist()
+    if not all(math.isfinite(f) for f in obj):
+        raise ConfigError(
+            f"gradient descent diverged by step {step} (objective {obj}); "
+            "lower lr (or the init scales)"
+        )
+    feats = {k: v.detach() for k, v in model.layer_features().items()}
+    labels = torch.arange(model.spec.N, device=model.device) // model.spec.n
+    per = [layer_metrics(model, feats, b, labels) for b in range(model.B)]
+    metrics = {layer: {k: [p[layer][k] for p in per] for k in per[0][layer]} for layer in per[0]}
+    gaps = [
+        None if t is None else abs(f - t) / abs(t) for f, t in zip(obj, theory_obj, strict=True)
+    ]
+    return {"objective": obj, "objective_gap": gaps, "metrics": metrics}
 
 
 def _top_sv(a: torch.Tensor, k: int) -> float:
@@ -147,8 +185,12 @@ def theory_norms(cfg: Any, pred: Any) -> dict[str, float]:
     if cfg.relu:
         return {}
     if cfg.depth == 2:
-        return {"sigma_W1": pred.sigma_w1, "sigma_W2": pred.sigma_w2, "sigma_H": pred.sigma_h1,
-                "sigma_Z1": pred.sigma_w1h1}
+        return {
+            "sigma_W1": pred.sigma_w1,
+            "sigma_W2": pred.sigma_w2,
+            "sigma_H": pred.sigma_h1,
+            "sigma_Z1": pred.sigma_w1h1,
+        }
     out = {f"sigma_W{i + 1}": v for i, v in enumerate(pred.sigma_w)}
     out["sigma_H"] = pred.sigma_h
     out.update({f"sigma_Z{i + 1}": v for i, v in enumerate(pred.sigma_z[:-1])})

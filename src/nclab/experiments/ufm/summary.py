@@ -1,10 +1,9 @@
 """The summaries of UFM-laboratory runs (one configuration × seeds, or a phase-diagram grid).
 
 Conventions: ``objective`` is the mean over seeds of the final objective, ``objective_gap`` the
-*largest* relative gap |f - f*|/|f*| over the seeds (grid points), ``metrics`` the *largest*
-value of
-each metric over the seeds (the worst seed), per layer for the extended/deep models. ``per_seed``
-keeps every seed's numbers. Norms: ``theory_norms`` beside ``measured_norms`` (mean over seeds) and
+*largest* relative gap |f - f*|/|f*| over the seeds (grid points), ``metrics`` the *largest* value
+of each metric over the seeds (the worst seed), per layer for the extended/deep models.
+``per_seed`` keeps every seed's numbers. Norms: ``theory_norms`` beside ``measured_norms`` (mean over seeds) and
 ``norm_gaps`` (largest relative gap over the seeds; absolute where the theory value is 0).
 """
 
@@ -12,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models.ufm import BatchedUFM
-from . import ufm_measure as M
+from ...models.ufm import BatchedUFM
+from . import measure as M
+from .config import describe, threshold_lambda
 
 #: grid points this close to the threshold (|criticality - 1| below it) converge slowly (the
 #: curvature of the collapsed mode vanishes there); they are reported but kept out of the
@@ -54,14 +54,14 @@ def _norms(cfg, model: BatchedUFM, probs: list[dict]) -> tuple[list[dict], list[
 
 
 def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]) -> dict:
-    from .ufm import describe
-
     last = history[-1]
     pred, note = probs[0]["pred"], probs[0]["note"]
     B = model.B
     per_problem = [_metrics_of(last, b) for b in range(B)]
-    worst = {layer: {k: _worst([p[layer][k] for p in per_problem]) for k in keys}
-             for layer, keys in per_problem[0].items()}
+    worst = {
+        layer: {k: _worst([p[layer][k] for p in per_problem]) for k in keys}
+        for layer, keys in per_problem[0].items()
+    }
     expected = M.expected_zero(cfg, pred)
     cmax, cat = _collapse_max(worst, expected) if expected else (None, None)
     measured, theory = _norms(cfg, model, probs)
@@ -84,9 +84,13 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
         "measured_norms": {k: _mean([m[k] for m in measured]) for k in measured[0]},
         "norm_gaps": norm_gaps,
         "per_seed": [
-            {"seed": p["seed"], "objective": last["objective"][b],
-             "objective_gap": last["objective_gap"][b], "metrics": flat(per_problem[b]),
-             "measured_norms": measured[b]}
+            {
+                "seed": p["seed"],
+                "objective": last["objective"][b],
+                "objective_gap": last["objective_gap"][b],
+                "metrics": flat(per_problem[b]),
+                "measured_norms": measured[b],
+            }
             for b, p in enumerate(probs)
         ],
         "steps": cfg.steps,
@@ -102,8 +106,6 @@ def criticality(cfg, pred) -> float:
 
 
 def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]) -> dict:
-    from .ufm import describe, threshold_lambda
-
     last = history[-1]
     measured, theory = _norms(cfg, model, probs)
     grid = []
@@ -113,14 +115,22 @@ def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]
         classifier_layer = list(mets)[-1]
         expected = M.expected_zero(cfg, pred)
         cmax, _ = _collapse_max(mets, expected) if expected else (None, None)
-        grid.append({
-            "lambda": p["lambda_w"], "seed": p["seed"], "criticality": criticality(cfg, pred),
-            "collapsed": bool(pred.collapsed), "objective": last["objective"][b],
-            "theory_objective": pred.objective, "objective_gap": last["objective_gap"][b],
-            "metrics": mets[classifier_layer], "collapse_max": cmax,
-            "expected_zero": list(expected.get(classifier_layer, ())),
-            "measured_norms": measured[b], "theory_norms": theory[b],
-        })
+        grid.append(
+            {
+                "lambda": p["lambda_w"],
+                "seed": p["seed"],
+                "criticality": criticality(cfg, pred),
+                "collapsed": bool(pred.collapsed),
+                "objective": last["objective"][b],
+                "theory_objective": pred.objective,
+                "objective_gap": last["objective_gap"][b],
+                "metrics": mets[classifier_layer],
+                "collapse_max": cmax,
+                "expected_zero": list(expected.get(classifier_layer, ())),
+                "measured_norms": measured[b],
+                "theory_norms": theory[b],
+            }
+        )
     lams = sorted({g["lambda"] for g in grid})
     by_lam = {lam: [g for g in grid if g["lambda"] == lam] for lam in lams}
     off = [g for g in grid if abs(g["criticality"] - 1) >= NEAR_THRESHOLD]

@@ -1,0 +1,46 @@
+"""The unconstrained-features laboratory: batched GD on the UFM family against the closed forms.
+
+``nclab run ufm --preset NAME [--set key=value] [--seeds S]`` trains every problem of a run (the
+seeds, and in the phase diagram the grid of λ's) as one :class:`~nclab.models.ufm.BatchedUFM`,
+logs the objective and the collapse metrics of every layer each ``log_every`` steps to
+``metrics.jsonl``, and writes a summary with the final objective beside the theory's
+(:mod:`nclab.theory`), the relative gap, the metrics (worst seed), the predicted norms / singular
+values beside the measured ones, and figures like the paper's panels. Documentation: ``docs/ufm.md``.
+
+* :mod:`.config`: the settings, the problems of a run, the threshold λ*, the model in words;
+* :mod:`.presets`: the paper's figures as presets;
+* :mod:`.train`: the batched model trained with :func:`nclab.train.fit`;
+* :mod:`.measure`: the metrics of every layer and the theory's predictions;
+* :mod:`.summary`: the summary of one configuration or of a phase-diagram grid;
+* :mod:`.figures`: the paper-like panels.
+"""
+
+from __future__ import annotations
+
+from ..protocol import Experiment
+from .config import UFMConfig, describe, problems, threshold_lambda
+from .figures import rerender
+from .presets import PRESETS
+from .train import run
+
+EXPERIMENT = Experiment(
+    name="ufm",
+    description="unconstrained-features models (Tirer & Bruna, Súkeník et al.): batched GD vs "
+    "the closed-form optimum",
+    config_cls=UFMConfig,
+    run=run,
+    presets=PRESETS,
+    default_preset="tb-fig2-nobias",
+    batched_seeds=True,
+    figures=rerender,
+)
+
+__all__ = [
+    "EXPERIMENT",
+    "PRESETS",
+    "UFMConfig",
+    "describe",
+    "problems",
+    "run",
+    "threshold_lambda",
+]

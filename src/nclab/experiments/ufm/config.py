@@ -1,0 +1,142 @@
+"""The UFM laboratory's settings and what follows from them alone: the batched problems of a run,
+the collapse threshold λ* and the model's one-line description."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import pydantic
+
+from ...config import Config
+from ...errors import ConfigError
+
+
+class InitConfig(Config):
+    """Std of the N(0, std²) initialisation: classifier, hidden layers, features, bias."""
+
+    w: float = 1.0
+    w1: float = 1.0
+    h: float = 1.0
+    b: float = 1.0
+
+
+class PhaseConfig(Config):
+    """Phase diagram: ``points`` values of λ_W = λ_W1 = λ_H, log-spaced between ``lo`` and ``hi``
+    times the threshold λ* (where the zero solution starts to win), ``seeds`` seeds each
+    (``--seeds S`` with S > 1 overrides it). ``points = 0``: one configuration."""
+
+    points: int = 0
+    lo: float = 0.2
+    hi: float = 2.5
+    seeds: int = 5
+
+
+class UFMConfig(Config):
+    seed: int = 0
+    seeds: int = 1
+    # the model
+    K: int = 4
+    n: int = 50
+    d: int = 20
+    depth: int = 1
+    relu: bool = False
+    loss: Literal["mse", "ce"] = "mse"
+    bias: Literal["none", "free", "regularized"] = "none"
+    layernorm: bool = False
+    lambda_w: float = 0.005  # classifier W (W_2, W_L)
+    lambda_w1: float | None = None  # hidden layers W_1..W_{L-1} (default lambda_w)
+    lambda_h: float = 0.005  # features H (H_1); 0 for the GUFM
+    lambda_b: float = 0.0  # bias="regularized"
+    init: InitConfig = InitConfig()
+    # the solver
+    lr: float = 0.1
+    lr_h_scale: float = 1.0
+    momentum: float = 0.0
+    schedule: Literal["constant", "step", "cosine"] = "constant"
+    milestones: list[int] = pydantic.Field(default_factory=list)
+    gamma: float = 0.1
+    steps: int = 60_000
+    log_every: int = 5_000
+    checkpoint_every: int = 50_000
+    dtype: Literal["float64", "float32"] = "float64"
+    device: str = "cpu"
+    # torch CPU threads during the run: these small batched products run fastest on one thread
+    # (parallel kernels are slower, and far slower on a busy machine); 0 leaves torch's setting
+    threads: int = 1
+    phase: PhaseConfig = PhaseConfig()
+
+
+def check(cfg: UFMConfig) -> None:
+    """Raise :class:`~nclab.errors.ConfigError` for settings no run can use."""
+    if cfg.steps < 1 or cfg.log_every < 1 or cfg.checkpoint_every < 0:
+        raise ConfigError(
+            "steps and log_every must be >= 1 and checkpoint_every >= 0, got "
+            f"{cfg.steps}, {cfg.log_every}, {cfg.checkpoint_every}"
+        )
+    if cfg.layernorm and (cfg.depth != 1 or cfg.bias != "none" or cfg.lambda_h != 0):
+        raise ConfigError(
+            "the GUFM (layernorm=true) has one weight layer, no bias and no feature "
+            "weight decay: set depth=1, bias='none', lambda_h=0"
+        )
+    if cfg.phase.points < 0 or (cfg.phase.points and not 0 < cfg.phase.lo < cfg.phase.hi):
+        raise ConfigError(f"phase needs points >= 0 and 0 < lo < hi, got {cfg.phase}")
+    if cfg.phase.points and cfg.layernorm:
+        raise ConfigError("the GUFM has no collapse threshold: phase.points must be 0")
+    if cfg.phase.seeds < 1:
+        raise ConfigError(f"phase.seeds must be >= 1, got {cfg.phase.seeds}")
+
+
+def threshold_lambda(cfg: UFMConfig) -> float:
+    """λ* where λ_W = λ_W1 = λ_H = λ* puts the problem on its collapse threshold.
+
+    L = 1 (MSE or CE): K√n λ* = 1. L weight layers: K (n λ^{L+1})^{1/(L+1)} equals the threshold
+    of :func:`nclab.theory.extended_ufm.deep_linear_ufm`.
+
+    >>> round(threshold_lambda(UFMConfig(K=4, n=25)), 6)
+    0.05
+    """
+    L = cfg.depth
+    crit = 1.0 if L == 1 else (1 / L) * ((L - 1) / L) ** ((L - 1) / (L + 1))
+    return crit / (cfg.K * cfg.n ** (1 / (L + 1)))
+
+
+def problems(cfg: UFMConfig) -> list[dict[str, Any]]:
+    """One dict per batched problem: seed and λ's (phase: λ-major, seed-minor)."""
+    lw1 = cfg.lambda_w if cfg.lambda_w1 is None else cfg.lambda_w1
+    if not cfg.phase.points:
+        return [
+            {
+                "seed": cfg.seed + i,
+                "lambda_w": cfg.lambda_w,
+                "lambda_w1": lw1,
+                "lambda_h": cfg.lambda_h,
+            }
+            for i in range(cfg.seeds)
+        ]
+    seeds = cfg.seeds if cfg.seeds > 1 else cfg.phase.seeds
+    lams = threshold_lambda(cfg) * np.geomspace(cfg.phase.lo, cfg.phase.hi, cfg.phase.points)
+    return [
+        {
+            "seed": cfg.seed + i,
+            "lambda_w": float(lam),
+            "lambda_w1": float(lam),
+            "lambda_h": float(lam),
+        }
+        for lam in lams
+        for i in range(seeds)
+    ]
+
+
+def describe(cfg: UFMConfig) -> str:
+    """The model in words, e.g. ``"plain UFM, MSE, bias-free"``.
+
+    >>> describe(UFMConfig(depth=2, relu=True))
+    'extended UFM, ReLU, MSE, bias-free'
+    """
+    if cfg.layernorm:
+        return f"GUFM (LayerNorm features), {cfg.loss.upper()}"
+    kind = {1: "plain UFM", 2: "extended UFM"}.get(cfg.depth, f"deep UFM (L={cfg.depth})")
+    act = (", ReLU" if cfg.relu else ", linear") if cfg.depth > 1 else ""
+    bias = {"none": "bias-free", "free": "unregularised bias", "regularized": "regularised bias"}
+    return f"{kind}{act}, {cfg.loss.upper()}, {bias[cfg.bias]}"
