@@ -31,6 +31,10 @@ with :math:`|S_r| = \frac{K}{n_c^L}\binom{L}{r}(n_c-1)^r` neighbours at Hamming 
 and :math:`H^*(t)` is the same log term with :math:`\eta^* = \frac{n_c}{n_c-1}\sqrt{d/(KL)}` plus
 :math:`\frac{\lambda}{2}t^2`. For K = n_c^L the log term is :math:`L\log(1+(n_c-1)e^{-\eta t})`.
 
+The data model's helpers (:func:`regularised_risk`, :func:`word_frequencies`,
+:func:`equiangular_frame`) live in :mod:`nclab.theory.feature_collapse_model` and are re-exported
+here; this module holds the three theorems.
+
 >>> p = fc_thm1(nc=3, nw=1200, L=15, K=1000, lam=1e-3)
 >>> round(p.word_norm, 5), round(fc_thm1(nc=3, nw=1200, L=15, K=50, lam=1e-3).word_norm, 5)
 (1.42214, 0.61602)
@@ -40,13 +44,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from ..errors import TheoryError
 from .base import Prediction
+from .feature_collapse_model import equiangular_frame, regularised_risk, word_frequencies
+from .params import check_int, check_multiple, check_number, is_int, require
 
 __all__ = [
     "FCThm1",
@@ -61,94 +65,26 @@ __all__ = [
 ]
 
 
-def regularised_risk(mean_loss: Any, sq_norm_w: Any, sq_norm_u: Any, lam_w: float,
-                     lam_u: float) -> Any:
-    r"""The objective of the paper's networks: :math:`\bar\ell + \frac{\lambda_W}{2}\|W\|_F^2 +
-    \frac{\lambda_U}{2}\|U\|_F^2` (eqs. 2, 3, 5, 9). Array-agnostic (floats, numpy, torch).
-
-    ``mean_loss`` is the mean cross-entropy: over the training sentences (empirical risk) or the
-    class-averaged expectation over sentences (true risk). ``h``: ``lam_w = lam_u = λ``;
-    ``h*``: ``lam_w = 0``.
-
-    >>> regularised_risk(1.0, 4.0, 2.0, 0.1, 0.1)
-    1.3
-    """
-    return mean_loss + 0.5 * lam_w * sq_norm_w + 0.5 * lam_u * sq_norm_u
-
-
-def word_frequencies(sc: int, mu: Sequence[float] | None = None, zipf: bool = False,
-                     s: float = 1.0) -> np.ndarray:
-    r"""Within-concept word frequencies :math:`\mu_1..\mu_{s_c}`: uniform, Zipf
-    (:math:`\mu_\beta\propto\beta^{-s}`) or a given list (validated: positive, summing to 1).
-
-    >>> word_frequencies(3, zipf=True).round(4).tolist()
-    [0.5455, 0.2727, 0.1818]
-    """
-    if sc < 1:
-        raise TheoryError(f"a concept needs at least one word, got sc={sc}")
-    if mu is not None and zipf:
-        raise TheoryError("give either --mu (a list of frequencies) or --zipf, not both")
-    if mu is not None:
-        m = np.asarray(mu, dtype=np.float64)
-        if m.ndim != 1 or m.size != sc:
-            raise TheoryError(f"mu must list sc = nw/nc = {sc} frequencies, got {m.size}")
-        if not np.all(np.isfinite(m)) or np.any(m <= 0):
-            raise TheoryError("every frequency mu_beta must be finite and > 0 (Theorem 2 and 3 "
-                              "assume mu_beta > 0)")
-        if abs(m.sum() - 1.0) > 1e-9:
-            raise TheoryError(f"the frequencies mu must sum to 1, got {m.sum():.12g}")
-        return m
-    if zipf:
-        if not (math.isfinite(s) and s >= 0):
-            raise TheoryError(f"the Zipf exponent s must be >= 0, got {s}")
-        m = np.arange(1, sc + 1, dtype=np.float64) ** (-s)
-        return m / m.sum()
-    return np.full(sc, 1.0 / sc)
-
-
-def equiangular_frame(nc: int, d: int, mean_zero: bool = False, seed: int = 0) -> np.ndarray:
-    r"""A d×nc equiangular matrix F (Definition D): :math:`F1 = 0`,
-    :math:`F^\top F = \frac{n_c}{n_c-1}I - \frac{1}{n_c-1}11^\top` (unit columns, cosines
-    :math:`-1/(n_c-1)`), randomly rotated. ``mean_zero`` adds :math:`1_d^\top F = 0` (Definition F).
-
-    >>> F = equiangular_frame(3, 5)
-    >>> np.allclose(F.T @ F, 1.5 * np.eye(3) - 0.5), np.allclose(F.sum(1), 0)
-    (True, True)
-    """
-    need = nc if mean_zero else nc - 1
-    if d < need:
-        kind = "mean-zero equiangular" if mean_zero else "equiangular"
-        raise TheoryError(f"{nc} {kind} vectors need d >= {need}, got d={d}")
-    rng = np.random.default_rng(seed)
-    # V: orthonormal basis of the complement of 1 in R^nc, so F^T F = nc/(nc-1) V V^T
-    v = np.linalg.qr(np.eye(nc) - 1.0 / nc)[0][:, : nc - 1]
-    basis = rng.standard_normal((d, d))
-    if mean_zero:
-        basis[:, 0] = 1.0
-    q, _ = np.linalg.qr(basis)
-    q = q[:, 1:] if mean_zero else q  # orthonormal columns, orthogonal to 1_d when mean_zero
-    return math.sqrt(nc / (nc - 1)) * q[:, : nc - 1] @ v.T
-
-
 # --------------------------------------------------------------------------------------------------
 # the scalar problems H(t), H*(t)
 # --------------------------------------------------------------------------------------------------
 
 
 def _check_common(nc: int, L: int, K: int, lam: float) -> None:
-    if not (isinstance(nc, int | np.integer) and nc >= 2):
-        raise TheoryError(f"nc (number of concepts) must be an integer >= 2, got {nc!r}")
-    if not (isinstance(L, int | np.integer) and L >= 1):
-        raise TheoryError(f"L (sentence length) must be an integer >= 1, got {L!r}")
-    if not (isinstance(K, int | np.integer) and K >= 2):
-        raise TheoryError(f"K (number of classes) must be an integer >= 2, got {K!r}")
-    if K > nc**L:
-        raise TheoryError(f"K={K} distinct latent variables do not exist: at most nc^L = {nc**L}")
-    if not math.isfinite(lam) or lam < 0:
-        raise TheoryError(f"lam must be a finite number >= 0, got {lam}")
-    if lam == 0:
-        raise TheoryError("lam = 0: the risk has no minimiser (it decreases to 0 as the weights "
-                          "grow); the theorems need lam > 0")
+    """The sizes and the weight decay every theorem of the paper needs (K <= nc^L, lam > 0)."""
+    check_int("nc (number of concepts)", nc, 2)
+    check_int("L (sentence length)", L, 1)
+    check_int("K (number of classes)", K, 2)
+    require(K <= nc**L, f"K={K} distinct latent variables do not exist: at most nc^L = {nc**L}")
+    check_number("lam", lam, lo=0.0)
+    require(lam != 0, "lam = 0: the risk has no minimiser (it decreases to 0 as the weights "
+                      "grow); the theorems need lam > 0")
+
+
+def _check_nw(nc: int, nw: int) -> int:
+    """nw words in nc concepts of equal size: the words per concept, sc = nw / nc."""
+    check_multiple("nw", nw, nc, of_label=f"nc = {nc}", why="the concepts have equal sizes")
+    return nw // nc
 
 
 class _LogTerm:
@@ -232,11 +168,10 @@ def fc_thm1(nc: int, nw: int, L: int, K: int, lam: float, d: int | None = None) 
     (2426.98, 0.40224, 'type-I')
     """
     _check_common(nc, L, K, lam)
-    if not (isinstance(nw, int | np.integer) and nw >= nc and nw % nc == 0):
-        raise TheoryError(f"nw must be a positive multiple of nc={nc} (equal concepts), got {nw!r}")
-    if d is not None and d < nc - 1:
-        raise TheoryError(f"type-I collapse needs nc={nc} equiangular vectors in R^d: d >= "
-                          f"{nc - 1}, got d={d}")
+    _check_nw(nc, nw)
+    require(d is None or (is_int(d) and d >= nc - 1),
+            f"type-I collapse needs nc={nc} equiangular vectors in R^d: an integer d >= "
+            f"{nc - 1}, got d={d!r}")
     eta = nc / (nc - 1) / math.sqrt(nw * K * L)
     g = _LogTerm(nc, L, K, eta)
     lam_max = -g.deriv(0.0)
@@ -297,9 +232,9 @@ def fc_thm3(nc: int, L: int, K: int, lam: float, d: int = 100) -> FCThm3:
     ('type-II', 10.0)
     """
     _check_common(nc, L, K, lam)
-    if not (isinstance(d, int | np.integer) and d >= nc):
-        raise TheoryError(f"type-II collapse needs nc={nc} mean-zero equiangular vectors in R^d: "
-                          f"d >= {nc}, got d={d}")
+    require(is_int(d) and d >= nc,
+            f"type-II collapse needs nc={nc} mean-zero equiangular vectors in R^d: an integer "
+            f"d >= {nc}, got d={d!r}")
     eta = nc / (nc - 1) * math.sqrt(d / (K * L))
     g = _LogTerm(nc, L, K, eta)
     tau = _argmin_convex(lambda t: g.deriv(t) + lam * t, 1.0 / eta)
@@ -351,6 +286,25 @@ def _phi(c: float, b: np.ndarray, gamma: float) -> np.ndarray:
     return 0.5 * (lo + hi)
 
 
+def _solve_system(nc: int, L: int, lam: float, m: np.ndarray) -> tuple[float, np.ndarray]:
+    """The positive solution (c, r_1..r_sc) of Theorem 2's system (7)-(8), for lam below its
+    bound: r = c phi(c) with phi the root of (7), and c the root of (8) (bracketed by doubling)."""
+    from scipy.optimize import brentq
+
+    gamma = 1.0 / (nc - 1)
+    b = L * m / (lam * nc)
+    target = L * float(nc) ** (L - 1)
+
+    def excess(c: float) -> float:
+        return float(np.sum(_phi(c, b, gamma) ** 2)) / target - 1.0
+
+    hi = 1.0
+    while excess(hi) > 0:
+        hi *= 2.0
+    c = float(brentq(excess, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500))
+    return c, c * _phi(c, b, gamma)
+
+
 def fc_thm2(nc: int, nw: int, L: int, lam: float, mu: list[float] | None = None,
             zipf: bool = False, s: float = 1.0, K: int | None = None) -> FCThm2:
     r"""Theorem 2 (directional collapse of h, any μ, K = nc^L): (c, r_1..r_sc) of system (7)-(8).
@@ -382,28 +336,12 @@ def fc_thm2(nc: int, nw: int, L: int, lam: float, mu: list[float] | None = None,
     ('type-III', True)
     """
     _check_common(nc, L, nc**L, lam)
-    if not (isinstance(nw, int | np.integer) and nw >= nc and nw % nc == 0):
-        raise TheoryError(f"nw must be a positive multiple of nc={nc} (equal concepts), got {nw!r}")
-    m = word_frequencies(nw // nc, mu, zipf, s)
+    m = word_frequencies(_check_nw(nc, nw), mu, zipf, s)
     bound = math.sqrt(L * float(np.sum(m**2)) / nc ** (L + 1))
-    if lam >= bound:
-        raise TheoryError(f"lam={lam:g} is above Theorem 2's bound lam < sqrt(L sum mu^2 / "
-                          f"nc^(L+1)) = {bound:.6g}: the system (7)-(8) has no solution and only "
-                          "W = U = 0 is critical")
-    gamma = 1.0 / (nc - 1)
-    b = L * m / (lam * nc)
-    target = L * float(nc) ** (L - 1)
-
-    def excess(c: float) -> float:
-        return float(np.sum(_phi(c, b, gamma) ** 2)) / target - 1.0
-
-    from scipy.optimize import brentq
-
-    hi = 1.0
-    while excess(hi) > 0:
-        hi *= 2.0
-    c = float(brentq(excess, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500))
-    r = c * _phi(c, b, gamma)
+    require(lam < bound, f"lam={lam:g} is above Theorem 2's bound lam < sqrt(L sum mu^2 / "
+                         f"nc^(L+1)) = {bound:.6g}: the system (7)-(8) has no solution and only "
+                         "W = U = 0 is critical")
+    c, r = _solve_system(nc, L, lam, m)
     margin = nc / (nc - 1) * c * r
     objective = L * float(np.sum(m * np.log1p((nc - 1) * np.exp(-margin)))) + 0.5 * lam * (
         nc * float(np.sum(r**2)) + float(nc) ** L * L * c * c)
