@@ -1,60 +1,13 @@
 """Kernels behind :class:`~nclab.stats.ClassStats`: one batch's statistics, Gram matrices, bases,
-and the second-pass accumulators."""
+class means and classifier sums, with the reusable float64 scratch buffers they share."""
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
-from typing import ClassVar
 
 import torch
 
-from .errors import DataError
-from .validation import F64
-
-
-@dataclass
-class DecisionStats:
-    """Sums from the second pass: ``nc3_cos`` = cos_sum / n, ``nc4`` = mismatch / n,
-    ``ncc_acc`` = ncc_correct / n, ``acc`` = clf_correct / n."""
-
-    n: int = 0
-    ncc_correct: int = 0
-    cos_sum: float = 0.0
-    mismatch: int = 0
-    clf_correct: int = 0
-    has_classifier: bool = False
-    tensor_fields: ClassVar[tuple[str, ...]] = (
-        "n",
-        "ncc_correct",
-        "cos_sum",
-        "mismatch",
-        "clf_correct",
-    )
-
-    def as_tensor(self, device) -> torch.Tensor:
-        return torch.tensor(
-            [float(getattr(self, f)) for f in self.tensor_fields], dtype=F64, device=device
-        )
-
-    def load_tensor(self, t: torch.Tensor) -> None:
-        for f, v in zip(self.tensor_fields, t.tolist(), strict=True):
-            setattr(self, f, v if f == "cos_sum" else int(round(v)))
-
-    def metrics(self) -> dict[str, float]:
-        if self.n == 0:
-            return {}
-        out = {"ncc_acc": self.ncc_correct / self.n}
-        if self.has_classifier:
-            out.update(
-                nc3_cos=self.cos_sum / self.n,
-                nc4=self.mismatch / self.n,
-                acc=self.clf_correct / self.n,
-            )
-        return out
-
-
-# --------------------------------------------------------------------------------------------------
+from .validation import F64, check_finite
 
 
 class Workspace(threading.local):
@@ -111,8 +64,7 @@ def batch_stats(x: torch.Tensor, y: torch.Tensor, K: int, want_scatter: bool, pe
     gathered = workspace.get("gather", n, x.shape[1], dev)
     c -= torch.index_select(shift, 0, y, out=gathered)  # far faster than the gather shift[y]
     sums = torch.zeros(K, x.shape[1], dtype=F64, device=dev).index_add_(0, y, c)
-    if not torch.isfinite(sums).all():
-        raise DataError("features contain NaN or Inf values")
+    check_finite(sums, "features")  # a NaN or Inf feature makes its class sum non-finite
     dm = sums / nb.clamp_min(1).to(F64)[:, None]
     c -= torch.index_select(dm, 0, y, out=gathered)
     # the scatter lands in a workspace slot: the caller adds it to its own and must not keep it
@@ -178,8 +130,7 @@ def class_means(features: torch.Tensor, y: torch.Tensor, K: int, rows: int):
     sums = torch.zeros(K, d, dtype=F64, device=dev)
     for i in range(0, n, rows):
         sums.index_add_(0, y[i : i + rows], scratch_f64(features[i : i + rows].detach()))
-    if not torch.isfinite(sums).all():
-        raise DataError("features contain NaN or Inf values")
+    check_finite(sums, "features")  # a NaN or Inf feature makes its class sum non-finite
     return counts, sums / counts.clamp_min(1).to(F64)[:, None]
 
 

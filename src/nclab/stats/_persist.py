@@ -1,0 +1,64 @@
+"""Saving and loading :class:`~nclab.stats.ClassStats` (``state_dict``, ``save``, ``load``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+from ..errors import DataError
+from ._second_pass import DecisionStats
+
+if TYPE_CHECKING:
+    from ._core import ClassStats
+
+#: the tensor fields of a ClassStats (None when absent), saved as they are
+TENSORS = ("counts", "means", "class_ss", "scatter", "class_scatter", "basis", "basis_scatter")
+
+
+def state_dict(stats: ClassStats) -> dict:
+    """{"meta": sizes, options, eps and decision sums; "tensors": :data:`TENSORS`, on CPU}."""
+    dec = stats.decision
+    meta = {
+        "format": 2,
+        "num_classes": stats.num_classes,
+        "dim": stats.dim,
+        "eps": stats.eps,
+        "scatter_mode": stats.scatter_mode,
+        "per_class_scatter": stats.per_class_scatter,
+        "pass2_count": stats.pass2_count,
+        "has_classifier": dec.has_classifier,
+        "decision": {f: getattr(dec, f) for f in dec.tensor_fields},
+    }
+    tensors = {k: getattr(stats, k) for k in TENSORS}
+    return {
+        "meta": meta,
+        "tensors": {k: (v.cpu() if v is not None else None) for k, v in tensors.items()},
+    }
+
+
+def load(
+    cls: type[ClassStats], path: str | Path, device: torch.device | str | None = None
+) -> ClassStats:
+    """A ``cls`` restored exactly from a file written by ``ClassStats.save``."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"statistics file not found: {path}")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        meta, tensors = state["meta"], state["tensors"]
+    except Exception as exc:
+        raise DataError(f"{path} is not a saved ClassStats file ({exc})") from None
+    stats = cls(
+        meta["num_classes"],
+        meta["dim"],
+        device=device or "cpu",
+        scatter=meta["scatter_mode"],
+        per_class_scatter=meta["per_class_scatter"],
+    )
+    for k, v in tensors.items():
+        setattr(stats, k, v.to(stats.device) if v is not None else None)
+    stats.eps, stats.pass2_count = meta["eps"], meta["pass2_count"]
+    stats.decision = DecisionStats(has_classifier=meta["has_classifier"], **meta["decision"])
+    return stats
