@@ -14,15 +14,16 @@ START, END = "<!-- claims:start -->", "<!-- claims:end -->"
 
 
 def claims_block() -> str:
-    from nclab.cli.reproduce import claims_markdown
-    from nclab.experiments.registry import all_claims
+    from nclab.report.claims_report import claims_markdown
+    from nclab.reproduce.registry import all_claims
 
     return f"{START}\n{claims_markdown(all_claims())}{END}"
 
 
 def updated(text: str) -> str:
-    return re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: claims_block(), text,
-                  flags=re.S)
+    return re.sub(
+        re.escape(START) + ".*?" + re.escape(END), lambda _: claims_block(), text, flags=re.S
+    )
 
 
 def main() -> int:

@@ -12,7 +12,7 @@ from ..errors import NclabError
 
 # registering the verbs (each module adds its commands to ``app``)
 from . import measure as _measure  # noqa: F401
-from . import reproduce as _reproduce  # noqa: F401
+from . import orchestrate as _orchestrate  # noqa: F401
 from . import run as _run  # noqa: F401
 from . import theory as _theory  # noqa: F401
 from ._app import app

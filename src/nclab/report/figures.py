@@ -31,6 +31,48 @@ class Panel:
     xticks: Sequence[float] = ()  # tick positions labelled with their values (e.g. depths)
 
 
+def _draw_panel(ax, p: Panel) -> None:
+    """One panel: its series (with ± std bands), reference lines, scales, labels."""
+    for label, s in p.series.items():
+        x, y = s[0], s[1]
+        pts = [(a, b) for a, b in zip(x, y, strict=True) if b is not None]
+        if not pts:
+            continue
+        xs, ys = zip(*pts, strict=True)
+        if p.logy:
+            keep = [(a, b) for a, b in zip(xs, ys, strict=True) if b > 0]
+            if not keep:
+                continue
+            xs, ys = zip(*keep, strict=True)
+        (line,) = ax.plot(xs, ys, label=label, marker="." if len(xs) < 40 else None)
+        if len(s) > 2 and s[2] is not None:
+            sd = s[2]
+            lo = [b - e for b, e in zip(y, sd, strict=True) if b is not None]
+            hi = [b + e for b, e in zip(y, sd, strict=True) if b is not None]
+            if p.logy:
+                lo = [max(v, 1e-300) for v in lo]
+            ax.fill_between(x[: len(lo)], lo, hi, alpha=0.2, color=line.get_color())
+    for yv, lab in p.hlines:
+        ax.axhline(yv, color="k", ls="--", lw=1, label=lab)
+    for xv, lab in p.vlines:
+        ax.axvline(xv, color="gray", ls=":", lw=1.2, label=lab)
+    if p.logy:
+        ax.set_yscale("log")
+    if p.logx:
+        ax.set_xscale("log")
+    if p.xticks:
+        from matplotlib.ticker import NullLocator
+
+        ax.set_xticks(list(p.xticks), [f"{t:g}" for t in p.xticks])
+        ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_title(p.title, fontsize=10)
+    ax.set_xlabel(p.xlabel)
+    ax.set_ylabel(p.ylabel)
+    if p.series or p.hlines:
+        ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+
+
 def save_panels(
     path: str | Path,
     panels: Sequence[Panel],
@@ -50,44 +92,7 @@ def save_panels(
         nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False
     )
     for ax, p in zip(axes.flat, panels, strict=False):
-        for label, s in p.series.items():
-            x, y = s[0], s[1]
-            pts = [(a, b) for a, b in zip(x, y, strict=True) if b is not None]
-            if not pts:
-                continue
-            xs, ys = zip(*pts, strict=True)
-            if p.logy:
-                keep = [(a, b) for a, b in zip(xs, ys, strict=True) if b > 0]
-                if not keep:
-                    continue
-                xs, ys = zip(*keep, strict=True)
-            (line,) = ax.plot(xs, ys, label=label, marker="." if len(xs) < 40 else None)
-            if len(s) > 2 and s[2] is not None:
-                sd = s[2]
-                lo = [b - e for b, e in zip(y, sd, strict=True) if b is not None]
-                hi = [b + e for b, e in zip(y, sd, strict=True) if b is not None]
-                if p.logy:
-                    lo = [max(v, 1e-300) for v in lo]
-                ax.fill_between(x[: len(lo)], lo, hi, alpha=0.2, color=line.get_color())
-        for yv, lab in p.hlines:
-            ax.axhline(yv, color="k", ls="--", lw=1, label=lab)
-        for xv, lab in p.vlines:
-            ax.axvline(xv, color="gray", ls=":", lw=1.2, label=lab)
-        if p.logy:
-            ax.set_yscale("log")
-        if p.logx:
-            ax.set_xscale("log")
-        if p.xticks:
-            from matplotlib.ticker import NullLocator
-
-            ax.set_xticks(list(p.xticks), [f"{t:g}" for t in p.xticks])
-            ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_title(p.title, fontsize=10)
-        ax.set_xlabel(p.xlabel)
-        ax.set_ylabel(p.ylabel)
-        if p.series or p.hlines:
-            ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
+        _draw_panel(ax, p)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     if suptitle:

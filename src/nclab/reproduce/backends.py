@@ -58,8 +58,8 @@ def run_job(job: Job, threads: int | None = 1) -> dict[str, Any]:
     """Run one job (in whatever process calls it); never raises for a failing run."""
     import torch
 
+    from ..experiments import get_experiment, run_experiment
     from ..runs import RunDir
-    from .base import get_experiment, run_experiment
 
     if threads:
         torch.set_num_threads(threads)

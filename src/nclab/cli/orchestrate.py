@@ -1,4 +1,4 @@
-"""``nclab reproduce``, ``nclab sweep`` and ``nclab report``."""
+"""``nclab reproduce``, ``nclab sweep`` and ``nclab report`` (the work of :mod:`nclab.reproduce`)."""
 
 from __future__ import annotations
 
@@ -28,61 +28,64 @@ def _claims_table(claims) -> list[dict]:
                     "presets": quick_preset,
                     "seconds": c.quick_seconds,
                     "runnable": c.runnable("quick"),
+                    "instance": c.instance("quick"),
                 },
                 "full": {
                     "presets": full_preset,
                     "seconds": c.full_seconds,
                     "needs_gpu": c.needs_gpu("full"),
+                    "instance": c.instance("full"),
                 },
+                "checks": [{"name": k.name, "description": k.describe} for k in c.checks],
             }
         )
     return rows
-
-
-def _fmt_secs(s: float) -> str:
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 5400:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
-
-
-def claims_markdown(claims) -> str:
-    """The claim table as Markdown (docs/reproduce.md embeds it)."""
-    lines = ["| id | paper | claim | quick | full |", "|---|---|---|---|---|"]
-    for c in claims:
-        quick = _fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
-        full = _fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
-        presets = "; ".join(f"`{r.experiment} {r.full}`" for r in c.runs.values())
-        lines.append(f"| `{c.id}` | {c.paper}, {c.where} | {c.claim} | {quick} | {full}: {presets} |")
-    return "\n".join(lines) + "\n"
 
 
 def print_results(results, out: Path) -> None:
     """Per claim: verdict, then what the paper reports, the theory predicts and we measured."""
     from rich.markup import escape
 
-    from ..report.reproduce import VERDICT_STYLE, kv, summary_counts
+    from ..report.claims_report import (
+        VERDICT_STYLE,
+        fmt_value,
+        kv,
+        summary_counts,
+        verdict_text,
+    )
 
     c = console()
     for r in results:
         color = VERDICT_STYLE.get(r.verdict, "grey50")
         passed = sum(ch["passed"] for ch in r.checks)
         checks = f" ({passed}/{len(r.checks)} checks)" if r.checks else ""
-        c.print(f"[bold]{escape(r.id)}[/] [dim]{escape(r.where)}[/] — "
-                f"[bold {color}]{escape(r.verdict)}[/]{checks}")
-        for label, values, measured in (("paper", r.paper_values, False),
-                                        ("theory", r.theory, False),
-                                        ("measured", r.measured, True)):
+        c.print(
+            f"[bold]{escape(r.id)}[/] [dim]{escape(r.where)}[/] — "
+            f"[bold {color}]{escape(verdict_text(r))}[/]{checks}"
+        )
+        for label, values, measured in (
+            ("paper", r.paper_values, False),
+            ("theory", r.theory, False),
+            ("measured", r.measured, True),
+        ):
             if values:
                 c.print(f"    [dim]{label:>8}[/]  {escape(kv(values, measured))}")
+        ok = [ch for ch in r.checks if ch["passed"]]
+        if ok:
+            shown = "; ".join(
+                f"{ch['name']} {fmt_value(ch['value'])} (threshold {fmt_value(ch['threshold'])})"
+                for ch in ok
+            )
+            c.print(f"    [green]✓[/] [dim]{escape(shown)}[/]")
         for ch in r.checks:
             if not ch["passed"]:
                 c.print(f"    [red]✗[/] {escape(ch['detail'])}")
         if r.verdict.startswith("not run") and r.command:
             c.print(f"    [dim]run it with:[/] {escape(r.command)}")
-    c.print(", ".join(f"{n} {v}" for v, n in summary_counts(results).items())
-            + f" — reports: {out / 'report.md'}, {out / 'report.html'}")
+    c.print(
+        ", ".join(f"{n} {v}" for v, n in summary_counts(results).items())
+        + f" — reports: {out / 'report.md'}, {out / 'report.html'}"
+    )
 
 
 @app.command()
@@ -101,29 +104,13 @@ def reproduce(
     json: bool = JSON_OPT,
 ) -> None:
     """Run the papers' claims and report paper vs theory vs measured, with a verdict for each."""
-    from ..experiments.registry import select
+    from ..reproduce.registry import select
 
     claims = select(ids or [])
     if list_:
-        rows = _claims_table(claims)
-        if json:
-            emit_json(rows)
-            return
-        if markdown:
-            print(claims_markdown(claims), end="")
-            return
-        from rich.table import Table
-
-        t = Table(title="claims (nclab reproduce ID to run one)")
-        for col in ("id", "paper", "claim", "quick", "full"):
-            t.add_column(col, overflow="fold")
-        for r, c in zip(rows, claims, strict=True):
-            full = _fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
-            quick_s = _fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
-            t.add_row(r["id"], f"{c.paper}, {c.where}", c.claim, quick_s, full)
-        console().print(t)
+        _list_claims(claims, json, markdown)
         return
-    from ..experiments.reproduce import reproduce as run_reproduce
+    from ..reproduce.runner import reproduce as run_reproduce
 
     mode = "quick" if quick else "full"
     out = out or Path("runs") / f"reproduce-{mode}"
@@ -137,22 +124,50 @@ def reproduce(
         address=address,
     )
     if json:
-        emit_json(
-            [
-                {
-                    "id": r.id,
-                    "verdict": r.verdict,
-                    "paper": r.paper_values,
-                    "theory": r.theory,
-                    "measured": r.measured,
-                    "checks": r.checks,
-                    "runs": r.runs,
-                }
-                for r in results
-            ]
-        )
+        emit_json([_result_row(r) for r in results])
     else:
         print_results(results, out)
+
+
+def _result_row(r) -> dict:
+    """One claim of ``nclab reproduce --json``; ``checks``: name, value, threshold, passed, ..."""
+    return {
+        "id": r.id,
+        "verdict": r.verdict,
+        "instance": r.instance,
+        "paper": r.paper_values,
+        "theory": r.theory,
+        "measured": r.measured,
+        "checks": r.checks,
+        "runs": r.runs,
+    }
+
+
+def _list_claims(claims, json: bool, markdown: bool) -> None:
+    """``nclab reproduce --list``: JSON, a Markdown table or a rich table."""
+    from ..report.claims_report import claims_markdown, fmt_secs
+
+    rows = _claims_table(claims)
+    if json:
+        emit_json(rows)
+        return
+    if markdown:
+        print(claims_markdown(claims), end="")
+        return
+    from rich.table import Table
+
+    t = Table(title="claims (nclab reproduce ID to run one)")
+    for col in ("id", "paper", "claim", "quick", "full"):
+        t.add_column(col, overflow="fold")
+    for r, c in zip(rows, claims, strict=True):
+        full = fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
+        quick_s = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
+        if c.smaller.get("quick"):
+            quick_s += f" (smaller instance: {c.smaller['quick']})"
+        if c.smaller.get("full"):
+            full += f" (smaller instance: {c.smaller['full']})"
+        t.add_row(r["id"], f"{c.paper}, {c.where}", c.claim, quick_s, full)
+    console().print(t)
 
 
 @app.command()
@@ -167,7 +182,7 @@ def sweep(
     json: bool = JSON_OPT,
 ) -> None:
     """Run the product of a grid's axes (one run directory each) and aggregate into sweep.csv."""
-    from ..experiments.sweep import load_grid, run_sweep
+    from ..reproduce.sweep import load_grid, run_sweep
 
     g = load_grid(grid)
     out = out or Path("runs") / f"sweep-{grid.stem}"
@@ -195,11 +210,11 @@ def report(
 ) -> None:
     """Re-render the report of a finished reproduce (report.md/html) or sweep (sweep.csv, figures)."""
     from ..errors import RunError
-    from ..experiments import reproduce as rep
-    from ..experiments import sweep as sw
+    from ..reproduce import judge as rep
+    from ..reproduce import sweep as sw
 
     if (directory / rep.MANIFEST).is_file():
-        from ..report.reproduce import write_reports
+        from ..report.claims_report import write_reports
 
         results = rep.judge_dir(directory)
         import json as _json

@@ -9,24 +9,13 @@ checks are the paper's qualitative directions with margins; derived quantities a
 
 from __future__ import annotations
 
-from ..registry import Check, Claim, RunSpec, lookup
+from ..registry import Check, Claim, Equals, Ratio, RunSpec
 
 PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
 
 
-def _ratio(num: str, den: str, below: float):
-    """Predicate: value at ``num`` < ``below`` x value at ``den`` (both must exist and be > 0)."""
-
-    def pred(s) -> bool:
-        a, b = float(lookup(s, num)), float(lookup(s, den))
-        return a > 0 and b > 0 and a < below * b
-
-    return pred
-
-
-def _nc1_bound_holds(s) -> bool:
-    cert = lookup(s, "certificate")
-    return bool(cert.get("applies")) and cert.get("holds", {}).get("nc1") is True
+#: the CPU presets' data set and optimiser (the paper: MNIST with SGD, the *-mnist-gpu presets)
+_CPU = "MNIST-1D, Adam"
 
 
 CLAIMS = [
@@ -68,44 +57,65 @@ CLAIMS = [
             "balancedness": "linear layers decay to a small value, nonlinear plateau higher",
         },
         checks=[
-            Check("the network interpolates (train accuracy >= 0.99)", "train_acc", ">=", 0.99),
             Check(
+                "the network interpolates (train accuracy >= 0.99)",
+                "train_acc",
+                ">=",
+                0.99,
+                name="interpolates",
+            ),
+            Ratio(
                 "NC1 of Z_(L-1) falls more than 5x over training",
-                predicate=_ratio("derived.nc1_last", "derived.nc1_last_start", 0.2),
+                "derived.nc1_last",
+                "derived.nc1_last_start",
+                0.2,
+                name="nc1-falls",
             ),
             Check(
                 "NC2 decreases at every layer of the linear head",
                 "derived.nc2_head_decrease",
                 ">=",
                 0.99,
+                name="nc2-head-decreases",
             ),
-            Check(
+            Ratio(
                 "NC2 of Z_(L-1) is under half that of the head's input",
-                predicate=_ratio("derived.nc2_last", "derived.nc2_head_input", 0.5),
+                "derived.nc2_last",
+                "derived.nc2_head_input",
+                0.5,
+                name="nc2-last-vs-head-input",
             ),
-            Check(
+            Ratio(
                 "linear-head balancedness falls more than 4x over training",
-                predicate=_ratio(
-                    "derived.balancedness_linear_max", "derived.balancedness_linear_start", 0.25
-                ),
+                "derived.balancedness_linear_max",
+                "derived.balancedness_linear_start",
+                0.25,
+                name="linear-balancedness-falls",
             ),
-            Check(
+            Ratio(
                 "linear layers end at least 2x more balanced than nonlinear ones (layer means)",
-                predicate=_ratio(
-                    "derived.balancedness_linear_mean", "derived.balancedness_nonlinear_mean", 0.5
-                ),
+                "derived.balancedness_linear_mean",
+                "derived.balancedness_nonlinear_mean",
+                0.5,
+                name="linear-more-balanced",
             ),
-            Check(
+            Ratio(
                 "the class-mean Gram of Z_(L-1) approaches a multiple of I",
-                predicate=_ratio("derived.gram_of_last", "derived.gram_of_last_start", 0.6),
+                "derived.gram_of_last",
+                "derived.gram_of_last_start",
+                0.6,
+                name="gram-approaches-identity",
             ),
-            Check(
+            Equals(
                 "Theorem 3.1's NC1 bound applies to the trained network and holds",
-                predicate=_nc1_bound_holds,
+                ("certificate.applies", "certificate.holds.nc1"),
+                True,
+                name="nc1-bound-holds",
             ),
         ],
         quick_seconds=45.0,
         full_seconds=6 * 3600.0,
+        smaller={"quick": f"{_CPU}, 100 samples per class, width 128, wd 5e-4, 300 epochs"},
         note="CPU quick preset: MNIST-1D (100 per class), Adam, wd 5e-4, 300 epochs; the paper: "
         "MNIST, wd 0.0018, lr 0.001, 10000 epochs (fig1-mlp-mnist-gpu).",
     ),
@@ -138,27 +148,38 @@ CLAIMS = [
             "NC2 of the head input": "slightly worse with L2",
         },
         checks=[
-            Check(
+            Ratio(
                 "NC2 of Z_(L-1) at L2 = 5 is under 0.6x that at L2 = 1",
-                predicate=_ratio("by_depth.5.nc2_last", "by_depth.1.nc2_last", 0.6),
+                "by_depth.5.nc2_last",
+                "by_depth.1.nc2_last",
+                0.6,
+                name="nc2-last-5-vs-1",
             ),
-            Check(
+            Ratio(
                 "NC2 of Z_(L-1) at L2 = 3 is below that at L2 = 1",
-                predicate=_ratio("by_depth.3.nc2_last", "by_depth.1.nc2_last", 1.0),
+                "by_depth.3.nc2_last",
+                "by_depth.1.nc2_last",
+                1.0,
+                name="nc2-last-3-vs-1",
             ),
-            Check(
+            Ratio(
                 "NC2 of Z_(L-1) at L2 = 5 is not above that at L2 = 3 (+5 %)",
-                predicate=_ratio("by_depth.5.nc2_last", "by_depth.3.nc2_last", 1.05),
+                "by_depth.5.nc2_last",
+                "by_depth.3.nc2_last",
+                1.05,
+                name="nc2-last-5-vs-3",
             ),
             Check(
                 "the head's input is not better conditioned at L2 = 5 than at L2 = 1",
                 "by_depth.5.nc2_head_input",
                 ">=",
                 ref="by_depth.1.nc2_head_input",
+                name="head-input-not-better",
             ),
         ],
         quick_seconds=40.0,
         full_seconds=24 * 3600.0,
+        smaller={"quick": f"{_CPU}, 50 samples per class, width 64, L2 in {{1, 3, 5}}, 200 epochs"},
         note="CPU quick preset: MNIST-1D (50 per class), width 64, L2 in {1, 3, 5}, wd 5e-4, 3 seeds.",
     ),
     Claim(
@@ -191,33 +212,41 @@ CLAIMS = [
             "negativity": "min clearly decreases, mean less pronounced",
         },
         checks=[
-            Check(
+            Ratio(
                 "mean balancedness of nonlinear layers: L1 = 12 under 0.95x L1 = 4",
-                predicate=_ratio(
-                    "by_depth.12.balancedness_nonlinear_mean",
-                    "by_depth.4.balancedness_nonlinear_mean",
-                    0.95,
-                ),
+                "by_depth.12.balancedness_nonlinear_mean",
+                "by_depth.4.balancedness_nonlinear_mean",
+                0.95,
+                name="mean-balancedness-12-vs-4",
             ),
-            Check(
+            Ratio(
                 "min balancedness of nonlinear layers: L1 = 12 below L1 = 4",
-                predicate=_ratio(
-                    "by_depth.12.balancedness_nonlinear_min",
-                    "by_depth.4.balancedness_nonlinear_min",
-                    1.0,
-                ),
+                "by_depth.12.balancedness_nonlinear_min",
+                "by_depth.4.balancedness_nonlinear_min",
+                1.0,
+                name="min-balancedness-12-vs-4",
             ),
-            Check(
+            Ratio(
                 "min negativity: L1 = 12 under 0.8x L1 = 4",
-                predicate=_ratio("by_depth.12.negativity_min", "by_depth.4.negativity_min", 0.8),
+                "by_depth.12.negativity_min",
+                "by_depth.4.negativity_min",
+                0.8,
+                name="min-negativity-12-vs-4",
             ),
-            Check(
+            Ratio(
                 "mean negativity: L1 = 12 under 0.95x L1 = 4",
-                predicate=_ratio("by_depth.12.negativity_mean", "by_depth.4.negativity_mean", 0.95),
+                "by_depth.12.negativity_mean",
+                "by_depth.4.negativity_mean",
+                0.95,
+                name="mean-negativity-12-vs-4",
             ),
         ],
         quick_seconds=45.0,
         full_seconds=24 * 3600.0,
+        smaller={
+            "quick": f"{_CPU}, 50 samples per class, width 64, L1 in {{4, 8, 12}}, wd 0.004 / L, "
+            "200 epochs"
+        },
         note="CPU quick preset: MNIST-1D (50 per class), width 64, L2 = 1, L1 in {4, 8, 12}, weight "
         "decay 0.004 / L (the paper: 0.016 / L), 3 seeds.",
     ),

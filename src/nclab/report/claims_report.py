@@ -1,4 +1,10 @@
-"""Reports of ``nclab reproduce``: ``report.md``, a self-contained ``report.html`` and ``report.json``."""
+"""Reports of ``nclab reproduce``: ``report.md``, a self-contained ``report.html`` and ``report.json``.
+
+Each claim shows its verdict (with the smaller instance it was judged on, when it was not the
+paper's setting) and a table of its checks: name, value read, threshold applied, passed. Also the
+claim table of ``nclab reproduce --list --markdown`` (docs/reproduce.md embeds it). Claims and
+results are read by attribute only: this module imports nothing from :mod:`nclab.reproduce`.
+"""
 
 from __future__ import annotations
 
@@ -41,6 +47,36 @@ def kv(d: Mapping[str, Any], measured: bool = False) -> str:
     return "; ".join(f"{k}: {fmt_measured(v) if measured else fmt_value(v)}" for k, v in d.items())
 
 
+def verdict_text(r: Any) -> str:
+    """The verdict as the reports show it, e.g. ``reproduced (smaller instance: digits, Adam)``."""
+    return getattr(r, "verdict_text", r.verdict)
+
+
+def check_cells(c: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """(mark, name, value, threshold) of one check outcome."""
+    mark = "✅" if c["passed"] else "❌"
+    name = c.get("name") or c.get("check", "")
+    return mark, name, fmt_value(c.get("value")), fmt_value(c.get("threshold"))
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def checks_markdown(checks: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A Markdown table of check outcomes (mark, name, value, threshold, detail)."""
+    if not checks:
+        return []
+    lines = ["| | check | value | threshold | detail |", "|---|---|---|---|---|"]
+    for c in checks:
+        mark, name, value, threshold = check_cells(c)
+        lines.append(
+            f"| {mark} | `{name}` | {_md_cell(value)} | {_md_cell(threshold)} | "
+            f"{_md_cell(c.get('detail', ''))} |"
+        )
+    return lines
+
+
 def summary_counts(results: Sequence[Any]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for r in results:
@@ -59,14 +95,14 @@ def render_markdown(out: Path, results: Sequence[Any], meta: Mapping[str, Any]) 
     for r in results:
         lines.append(
             f"| `{r.id}` ({r.where}) | {kv(r.paper_values)} | {kv(r.theory)} | "
-            f"{kv(r.measured, True)} | **{r.verdict}** |"
+            f"{kv(r.measured, True)} | **{verdict_text(r)}** |"
         )
     for r in results:
         lines += ["", f"## {r.id}", "", f"*{r.paper}, {r.where}.* {r.claim}", ""]
+        lines += [f"Verdict: **{verdict_text(r)}**", ""]
         if r.note:
             lines += [f"Note: {r.note}", ""]
-        for c in r.checks:
-            lines.append(f"- {'✅' if c['passed'] else '❌'} {c['detail']}")
+        lines += checks_markdown(r.checks)
         if r.runs:
             lines += [
                 "",
@@ -93,6 +129,22 @@ def _img(path: str) -> str:
     return f'<img alt="{html.escape(Path(path).stem)}" src="data:image/png;base64,{data}">'
 
 
+def _checks_html(checks: Sequence[Mapping[str, Any]]) -> str:
+    e = html.escape
+    if not checks:
+        return ""
+    rows = []
+    for c in checks:
+        _, name, value, threshold = check_cells(c)
+        cls = "ok" if c["passed"] else "no"
+        rows.append(
+            f"<tr class='{cls}'><td>{'✓' if c['passed'] else '✗'}</td><td><code>{e(name)}</code>"
+            f"</td><td>{e(value)}</td><td>{e(threshold)}</td><td>{e(c.get('detail', ''))}</td></tr>"
+        )
+    head = "<tr><th></th><th>check</th><th>value</th><th>threshold</th><th>detail</th></tr>"
+    return f"<table class='checks'>{head}{''.join(rows)}</table>"
+
+
 def render_html(results: Sequence[Any], meta: Mapping[str, Any]) -> str:
     e = html.escape
     counts = summary_counts(results)
@@ -103,21 +155,17 @@ def render_html(results: Sequence[Any], meta: Mapping[str, Any]) -> str:
             f"<tr><td><a href='#{e(r.id)}'><code>{e(r.id)}</code></a><br>{e(r.where)}</td>"
             f"<td>{e(kv(r.paper_values))}</td><td>{e(kv(r.theory))}</td>"
             f"<td>{e(kv(r.measured, True))}</td>"
-            f"<td class='v' style='color:{color}'>{e(r.verdict)}</td></tr>"
+            f"<td class='v' style='color:{color}'>{e(verdict_text(r))}</td></tr>"
         )
     sections = []
     for r in results:
-        checks = "".join(
-            f"<li class='{'ok' if c['passed'] else 'no'}'>{'✓' if c['passed'] else '✗'} "
-            f"{e(c['detail'])}</li>"
-            for c in r.checks
-        )
+        checks = _checks_html(r.checks)
         figs = "".join(_img(f) for f in r.figures if Path(f).is_file())
         note = f"<p>Note: {e(r.note)}</p>" if r.note else ""
         cmd = f"<p>Command: <code>{e(r.command)}</code></p>" if r.command else ""
         sections.append(
             f"<h2 id='{e(r.id)}'>{e(r.id)}</h2><p><i>{e(r.paper)}, {e(r.where)}.</i> "
-            f"{e(r.claim)}</p>{note}<ul>{checks}</ul>{cmd}{figs}"
+            f"{e(r.claim)}</p><p>Verdict: <b>{e(verdict_text(r))}</b></p>{note}{checks}{cmd}{figs}"
         )
     head = ", ".join(f"{n} {e(v)}" for v, n in counts.items())
     secs = f" · {meta['seconds']:.0f} s" if meta.get("seconds") else ""
@@ -142,3 +190,32 @@ def write_reports(
         dumps({"meta": dict(meta), "claims": [r.to_dict() for r in results]}, indent=2) + "\n"
     )
     return paths
+
+
+def fmt_secs(s: float) -> str:
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def claims_markdown(claims: Sequence[Any]) -> str:
+    """The claim table as Markdown (docs/reproduce.md embeds it).
+
+    ``quick`` and ``full`` give the runtime, the presets and what differs from the paper's setting.
+    """
+    lines = ["| id | paper | claim | checks | quick | full |", "|---|---|---|---|---|---|"]
+    for c in claims:
+        quick = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
+        if c.runnable("quick") and c.smaller.get("quick"):
+            quick += f" (smaller instance: {c.smaller['quick']})"
+        full = fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
+        full += ": " + "; ".join(f"`{r.experiment} {r.full}`" for r in c.runs.values())
+        if c.smaller.get("full"):
+            full += f" (smaller instance: {c.smaller['full']})"
+        checks = ", ".join(f"`{chk.name}`" for chk in c.checks)
+        lines.append(
+            f"| `{c.id}` | {c.paper}, {c.where} | {c.claim} | {checks} | {quick} | {full} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -37,7 +37,7 @@ import numpy as np
 from ..config import flatten, read_toml, valid_keys
 from ..errors import ConfigError, RunError
 from ..runs import RunDir, dumps
-from .execute import Job, execute
+from .backends import Job, execute
 
 MANIFEST = "sweep.json"
 RESERVED = {"experiment", "preset", "seeds", "set", "axes"}
@@ -100,7 +100,7 @@ def _split_axes(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def parse_grid(data: Mapping[str, Any]) -> Grid:
     """Validate a grid mapping (as read from TOML) against the experiment's config."""
-    from .base import get_experiment
+    from ..experiments import get_experiment
 
     if "experiment" not in data:
         raise ConfigError("a grid needs 'experiment = \"NAME\"'")

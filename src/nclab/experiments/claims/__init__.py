@@ -1,1 +1,0 @@
-"""One module per paper, each defining ``CLAIMS: list[Claim]`` (see :mod:`nclab.experiments.registry`)."""

@@ -1,0 +1,49 @@
+"""``nclab reproduce``: the papers' claims, how they are planned, run, judged and swept.
+
+Modules, one responsibility each (dependencies point one way: cli -> reproduce -> experiments):
+
+* :mod:`~nclab.reproduce.summaries`: paths into run summaries (``lookup``, ``lookup_std``);
+* :mod:`~nclab.reproduce.checks`: the structured checks (``Check``, ``Ratio``, ``Equals``);
+* :mod:`~nclab.reproduce.registry`: ``Claim``, ``RunSpec``, ``all_claims``, ``select``;
+* :mod:`~nclab.reproduce.claims`: one module of claims per paper;
+* :mod:`~nclab.reproduce.plan`: the deduplicated runs a set of claims needs;
+* :mod:`~nclab.reproduce.judge`: verdicts, ``ClaimResult``, ``judge``, ``judge_dir``;
+* :mod:`~nclab.reproduce.runner`: ``reproduce()``, plan + execute + judge + reports;
+* :mod:`~nclab.reproduce.backends`: ``Job``, ``execute`` (inline, local process pool, Ray);
+* :mod:`~nclab.reproduce.sweep`: ``nclab sweep`` grids.
+"""
+
+from .checks import Check, Equals, Ratio
+from .judge import ClaimResult, judge_dir, verdict
+from .registry import (
+    FAILED,
+    NEEDS_GPU,
+    NOT_REPRODUCED,
+    PARTIAL,
+    REPRODUCED,
+    Claim,
+    RunSpec,
+    all_claims,
+    select,
+)
+from .summaries import lookup, lookup_std
+
+__all__ = [
+    "FAILED",
+    "NEEDS_GPU",
+    "NOT_REPRODUCED",
+    "PARTIAL",
+    "REPRODUCED",
+    "Check",
+    "Claim",
+    "ClaimResult",
+    "Equals",
+    "Ratio",
+    "RunSpec",
+    "all_claims",
+    "judge_dir",
+    "lookup",
+    "lookup_std",
+    "select",
+    "verdict",
+]

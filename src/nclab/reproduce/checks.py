@@ -1,0 +1,199 @@
+"""The checks a claim is judged by, each reporting the value it read and the threshold it applied.
+
+Three kinds, all structured (no opaque callables), so that a report can say why a claim passed and a
+test can make every check fail by perturbing the summary paths it declares (:meth:`paths`):
+
+* :class:`Check`: a comparison ``path op value`` or ``path op ref`` (another path), ``op`` in
+  ``<=, <, >=, >, ==`` with an optional offset ``margin`` (``a >= b + margin``), or ``op="~"``
+  with a relative tolerance (``|a - b| <= rtol |b|``). Reports ``value = a`` and
+  ``threshold = b + margin``; for ``~``, ``value = |a - b| / |b|`` and ``threshold = rtol``.
+* :class:`Ratio`: ``num / den < below`` with both values > 0. Reports ``value = num / den`` and
+  ``threshold = below``.
+* :class:`Equals`: every path holds ``expected`` (a string, or a bool compared by identity).
+  Reports the value(s) read and ``threshold = expected``.
+
+:meth:`evaluate` never raises on a summary: a missing key, a value that is not a number or a
+non-finite comparison fails the check with a detail that says so.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+from .summaries import lookup
+
+Summaries = Mapping[str, Mapping[str, Any]]
+OPS = ("<=", "<", ">=", ">", "==", "~")
+
+
+def slug(text: str, limit: int = 48) -> str:
+    """A short stable id from a description: lowercase words joined by ``-``, cut at a word.
+
+    >>> slug("test accuracy >= 99 %")
+    'test-accuracy-99'
+    """
+    words = re.sub(r"[^a-z0-9.]+", "-", text.lower()).replace(".", "-").strip("-")
+    words = re.sub("-+", "-", words)
+    if len(words) <= limit:
+        return words
+    return words[:limit].rsplit("-", 1)[0]
+
+
+def outcome(chk: Any, passed: bool, value: Any, threshold: Any, detail: str) -> dict[str, Any]:
+    """One check's result, as verdicts, reports and ``--json`` carry it.
+
+    ``check`` repeats the description under the key earlier ``report.json`` files used.
+    """
+    return {
+        "name": chk.name,
+        "description": chk.describe,
+        "check": chk.describe,
+        "value": value,
+        "threshold": threshold,
+        "passed": bool(passed),
+        "detail": detail,
+    }
+
+
+class _Named:
+    """Fills an empty ``name`` with the slug of the description."""
+
+    describe: str
+    name: str
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", slug(self.describe))
+
+
+@dataclass(frozen=True)
+class Check(_Named):
+    """A comparison of the value at ``path`` with ``value`` or with the value at ``ref``."""
+
+    describe: str
+    path: str
+    op: str = "<="
+    value: float | None = None
+    ref: str | None = None
+    rtol: float | None = None
+    margin: float = 0.0
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.op not in OPS:
+            raise ConfigError(f"unknown check operator {self.op!r}; valid: {', '.join(OPS)}")
+        if (self.ref is None) == (self.value is None):
+            raise ConfigError(f"check {self.describe!r}: give exactly one of value= and ref=")
+
+    def paths(self) -> tuple[str, ...]:
+        return (self.path,) if self.ref is None else (self.path, self.ref)
+
+    def _threshold(self, b: float | None) -> float | None:
+        if self.op == "~":
+            return self.rtol or 0.0
+        return None if b is None else (b if self.op == "==" else b + self.margin)
+
+    def evaluate(self, summaries: Summaries) -> dict[str, Any]:
+        """The outcome on ``summaries`` (a missing key fails the check with the key named)."""
+        fixed = None if self.value is None else float(self.value)
+        try:
+            a = float(lookup(summaries, self.path))
+            b = float(lookup(summaries, self.ref)) if self.ref is not None else fixed
+        except KeyError as exc:
+            detail = f"{self.describe}: missing {exc.args[0]!r} in the summary"
+            return outcome(self, False, None, self._threshold(fixed), detail)
+        except (TypeError, ValueError):
+            detail = f"{self.describe}: a value is not a number"
+            return outcome(self, False, None, self._threshold(fixed), detail)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return outcome(self, False, a, self._threshold(b), f"{self.describe}: non-finite value")
+        ok = _compare(self.op, a, b, self.rtol, self.margin)
+        value = a
+        if self.op == "~":
+            value = abs(a - b) / abs(b) if b != 0 else (0.0 if a == b else None)
+        detail = f"{self.describe}: {a:.6g} {self.op} {b:.6g}" + (
+            f" (margin {self.margin:g})" if self.margin else ""
+        )
+        return outcome(self, ok, value, self._threshold(b), detail)
+
+
+def _compare(op: str, a: float, b: float, rtol: float | None, margin: float) -> bool:
+    if op == "~":
+        return abs(a - b) <= (rtol or 0.0) * abs(b)
+    if op == "<=":
+        return a <= b + margin
+    if op == "<":
+        return a < b + margin
+    if op == ">=":
+        return a >= b + margin
+    if op == ">":
+        return a > b + margin
+    return a == b
+
+
+@dataclass(frozen=True)
+class Ratio(_Named):
+    """``num / den < below``, where both values must exist and be > 0."""
+
+    describe: str
+    num: str
+    den: str
+    below: float
+    name: str = ""
+
+    def paths(self) -> tuple[str, ...]:
+        return (self.num, self.den)
+
+    def evaluate(self, summaries: Summaries) -> dict[str, Any]:
+        try:
+            a, b = float(lookup(summaries, self.num)), float(lookup(summaries, self.den))
+        except KeyError as exc:
+            detail = f"{self.describe}: missing {exc.args[0]!r} in the summary"
+            return outcome(self, False, None, self.below, detail)
+        except (TypeError, ValueError):
+            return outcome(
+                self, False, None, self.below, f"{self.describe}: a value is not a number"
+            )
+        ok = a > 0 and b > 0 and a < self.below * b
+        ratio = a / b if b != 0 and math.isfinite(a) and math.isfinite(b) else None
+        detail = f"{self.describe}: {a:.6g} / {b:.6g}" + (
+            f" = {ratio:.6g}" if ratio is not None else ""
+        )
+        detail += f" < {self.below:g}" + ("" if a > 0 and b > 0 else " (both must be > 0)")
+        return outcome(self, ok, ratio, self.below, detail)
+
+
+@dataclass(frozen=True)
+class Equals(_Named):
+    """Every path holds ``expected`` (compared with ``is`` for a bool, with ``==`` otherwise)."""
+
+    describe: str
+    path: str | tuple[str, ...]
+    expected: str | bool
+    name: str = ""
+
+    def paths(self) -> tuple[str, ...]:
+        return (self.path,) if isinstance(self.path, str) else tuple(self.path)
+
+    def _holds(self, v: Any) -> bool:
+        return v is self.expected if isinstance(self.expected, bool) else v == self.expected
+
+    def evaluate(self, summaries: Summaries) -> dict[str, Any]:
+        try:
+            values = [lookup(summaries, p) for p in self.paths()]
+        except KeyError as exc:
+            detail = f"{self.describe}: missing {exc.args[0]!r} in the summary"
+            return outcome(self, False, None, self.expected, detail)
+        ok = all(self._holds(v) for v in values)
+        shown = values[0] if len(values) == 1 else values
+        got = ", ".join(f"{p} = {v!r}" for p, v in zip(self.paths(), values, strict=True))
+        return outcome(self, ok, shown, self.expected, f"{self.describe}: {got}")
+
+
+AnyCheck = Check | Ratio | Equals

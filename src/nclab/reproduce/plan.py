@@ -1,0 +1,55 @@
+"""Planning a reproduce: which runs the claims need, deduplicated, and which claims cannot run.
+
+Runs are shared between claims that need the same experiment, preset, overrides and seeds; each has
+a run directory under ``OUT/runs/<experiment>/<preset>[-<overrides hash>]-s<seeds>/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from .backends import Job
+from .registry import NEEDS_GPU, Claim
+
+
+def run_dir_for(out: Path, experiment: str, preset: str, overrides: dict, seeds: int) -> Path:
+    tag = ""
+    if overrides:
+        digest = hashlib.sha1(json.dumps(overrides, sort_keys=True, default=str).encode())
+        tag = "-" + digest.hexdigest()[:8]
+    return out / "runs" / experiment / f"{preset}{tag}-s{seeds}"
+
+
+def plan(
+    claims: Sequence[Claim], mode: str, out: Path, seeds: int | None, gpu: bool
+) -> tuple[list[Job], dict[str, dict[str, Job]], dict[str, str]]:
+    """Jobs to run (deduplicated), each claim's alias -> job, and claims not run (id -> verdict)."""
+    jobs: dict[Job, None] = {}
+    by_claim: dict[str, dict[str, Job]] = {}
+    not_run: dict[str, str] = {}
+    for claim in claims:
+        if claim.needs_gpu(mode) and not gpu:
+            not_run[claim.id] = NEEDS_GPU
+            continue
+        if not claim.runnable(mode):
+            needs_gpu = any(r.full_needs_gpu for r in claim.runs.values())
+            not_run[claim.id] = NEEDS_GPU if needs_gpu else f"not run: no {mode} preset"
+            continue
+        by_claim[claim.id] = {}
+        for alias, spec in claim.runs.items():
+            preset = spec.preset(mode)
+            s = seeds or spec.seeds
+            overrides = dict(spec.set)
+            job = Job.make(
+                spec.experiment,
+                preset,
+                run_dir_for(out, spec.experiment, preset, overrides, s),
+                overrides,
+                s,
+            )
+            jobs[job] = None
+            by_claim[claim.id][alias] = job
+    return list(jobs), by_claim, not_run

@@ -1,0 +1,153 @@
+"""The registry of the papers' claims that ``nclab reproduce`` runs and judges.
+
+A :class:`Claim` names one or more runs (an experiment and a preset, quick and full), the quantities
+read from their ``summary.json``, what the paper reports, what the theory predicts (a key of the
+summary, since every experiment writes the theory's values beside its measurements) and a list of
+checks (:mod:`nclab.reproduce.checks`). Each paper's claims live in
+``nclab/reproduce/claims/<paper>.py`` as a list ``CLAIMS``; one experiment serves several papers.
+
+Paths into a summary are dotted keys, optionally prefixed by the run alias: ``"main:metrics.nc1"``,
+``"h_star:test_acc"`` (:mod:`nclab.reproduce.summaries`). A bare path refers to the alias ``"main"``.
+
+Verdicts: every check passes -> ``"reproduced"``; some pass -> ``"partial"``; none ->
+``"not reproduced"``; a run raised -> ``"failed"``; the claim needs a GPU for the requested mode ->
+``"not run: needs GPU"``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+from .checks import AnyCheck, Check, Equals, Ratio
+from .summaries import lookup, lookup_std
+
+CLAIM_MODULES = (
+    "nclab.reproduce.claims.tirer_bruna",
+    "nclab.reproduce.claims.sukenik",
+    "nclab.reproduce.claims.laurent",
+    "nclab.reproduce.claims.jacot",
+)
+
+REPRODUCED, PARTIAL, NOT_REPRODUCED, FAILED, NEEDS_GPU = (
+    "reproduced",
+    "partial",
+    "not reproduced",
+    "failed",
+    "not run: needs GPU",
+)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run a claim needs: an experiment with a quick and a full preset.
+
+    ``set`` adds ``--set`` overrides common to both; ``full_needs_gpu`` marks full presets that are
+    GPU work (the quick preset always runs on a CPU); ``seeds`` is the default number of seeds.
+    """
+
+    experiment: str
+    quick: str | None
+    full: str
+    set: Mapping[str, Any] = field(default_factory=dict)
+    full_needs_gpu: bool = False
+    seeds: int = 1
+
+    def preset(self, mode: str) -> str | None:
+        return self.quick if mode == "quick" else self.full
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper, as ``nclab reproduce`` runs and judges it.
+
+    ``measured`` / ``theory`` map a label to a summary path; ``paper`` maps a label to the paper's
+    value (a number or a short text). ``quick_seconds`` / ``full_seconds`` are runtime estimates on
+    2 CPU cores (full: on the hardware it needs). ``smaller`` maps a mode (``quick``, ``full``) to
+    what its presets change from the paper's setting (data set, size, optimiser); a mode absent
+    from it runs the paper's setting.
+    """
+
+    id: str
+    paper: str
+    where: str
+    claim: str
+    runs: Mapping[str, RunSpec]
+    measured: Mapping[str, str]
+    checks: Sequence[AnyCheck]
+    paper_values: Mapping[str, Any] = field(default_factory=dict)
+    theory: Mapping[str, str] = field(default_factory=dict)
+    quick_seconds: float = 60.0
+    full_seconds: float = 600.0
+    note: str = ""
+    smaller: Mapping[str, str] = field(default_factory=dict)
+
+    def instance(self, mode: str) -> str:
+        """``"paper"``, or ``"smaller: <what differs>"`` when ``mode`` runs a smaller instance."""
+        return f"smaller: {self.smaller[mode]}" if self.smaller.get(mode) else "paper"
+
+    def paths(self) -> list[str]:
+        """Every summary path the claim reads: measured, theory and its checks' paths."""
+        out = [*self.measured.values(), *self.theory.values()]
+        out += [p for chk in self.checks for p in chk.paths()]
+        return list(dict.fromkeys(out))
+
+    def needs_gpu(self, mode: str) -> bool:
+        return mode == "full" and any(r.full_needs_gpu for r in self.runs.values())
+
+    def runnable(self, mode: str) -> bool:
+        return all(r.preset(mode) is not None for r in self.runs.values())
+
+
+def all_claims() -> list[Claim]:
+    """Every registered claim (from the modules of :data:`CLAIM_MODULES` that exist)."""
+    claims: list[Claim] = []
+    for mod in CLAIM_MODULES:
+        try:
+            module = importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name == mod:
+                continue
+            raise
+        claims.extend(module.CLAIMS)
+    ids = [c.id for c in claims]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise ConfigError(f"duplicate claim ids: {sorted(dup)}")
+    return claims
+
+
+def select(patterns: Sequence[str], claims: Sequence[Claim] | None = None) -> list[Claim]:
+    """Claims whose id matches any of the glob patterns (all claims when none is given)."""
+    claims = list(claims if claims is not None else all_claims())
+    if not patterns:
+        return claims
+    out = [c for c in claims if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+    if not out:
+        raise ConfigError(
+            f"no claim matches {', '.join(patterns)}; claims: " + ", ".join(c.id for c in claims)
+        )
+    return out
+
+
+__all__ = [
+    "CLAIM_MODULES",
+    "FAILED",
+    "NEEDS_GPU",
+    "NOT_REPRODUCED",
+    "PARTIAL",
+    "REPRODUCED",
+    "Check",
+    "Claim",
+    "Equals",
+    "Ratio",
+    "RunSpec",
+    "all_claims",
+    "lookup",
+    "lookup_std",
+    "select",
+]
