@@ -1,4 +1,6 @@
-"""Measuring saved features: loading and validating ``.npz`` / ``.pt`` files (``nclab measure``)."""
+"""Measuring saved features (``nclab measure``): load a ``.npz`` / ``.pt`` file, validate its arrays
+(:func:`nclab.validation.check_labelled_features`), build :class:`~nclab.stats.ClassStats` and
+compute the collapse metrics."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import torch
 from .errors import DataError
 from .metrics import collapse_metrics
 from .stats import ClassStats
+from .validation import check_labelled_features
 
 KEYS = ("features", "labels", "weights", "bias")
 
@@ -53,14 +56,6 @@ def load_arrays(path: str | Path) -> dict[str, torch.Tensor]:
     return data
 
 
-def check_labels_integral(labels: torch.Tensor) -> torch.Tensor:
-    if labels.is_floating_point():
-        raise DataError(f"labels must be integers, got dtype {labels.dtype}")
-    if labels.dtype == torch.bool:
-        raise DataError("labels must be integers, got booleans")
-    return labels.to(torch.int64)
-
-
 def measure_arrays(
     features: torch.Tensor,
     labels: torch.Tensor,
@@ -71,46 +66,14 @@ def measure_arrays(
     global_mean: str = "class",
 ) -> dict[str, Any]:
     """All collapse metrics of in-memory features (validated), as ``nclab measure --json`` prints."""
-    if features.ndim != 2:
-        raise DataError(f"features must be 2D (N x D), got shape {tuple(features.shape)}")
-    if not features.is_floating_point():
-        features = features.to(torch.float64)
-    labels = check_labels_integral(labels)
-    n, d = features.shape
-    if labels.ndim != 1 or labels.shape[0] != n:
-        raise DataError(
-            f"labels must have shape ({n},) to match features {tuple(features.shape)}, "
-            f"got {tuple(labels.shape)}"
-        )
-    if n == 0:
-        raise DataError("features have no rows")
-    if not torch.isfinite(features).all():
-        bad = int((~torch.isfinite(features)).any(1).sum())
-        raise DataError(f"features contain NaN or Inf values ({bad} rows affected)")
-    if weights is not None and weights.ndim != 2:
-        raise DataError(f"weights must be 2D (K x D), got shape {tuple(weights.shape)}")
-    if num_classes is None:
-        num_classes = weights.shape[0] if weights is not None else int(labels.max()) + 1
-    lo, hi = int(labels.min()), int(labels.max())
-    if lo < 0 or hi >= num_classes:
-        raise DataError(f"labels must lie in [0, {num_classes}), got values in [{lo}, {hi}]")
-    if weights is not None and tuple(weights.shape) != (num_classes, d):
-        raise DataError(
-            f"weights must have shape (K, D) = ({num_classes}, {d}), got {tuple(weights.shape)}"
-        )
-    if bias is not None and tuple(bias.shape) != (num_classes,):
-        raise DataError(f"bias must have shape ({num_classes},), got {tuple(bias.shape)}")
+    features, labels, num_classes = check_labelled_features(
+        features, labels, weights, bias, num_classes
+    )
     stats = ClassStats.from_features(features, labels, num_classes=num_classes, decisions=False)
     dropped: list[int] = []
     if drop_empty:
         stats, dropped = stats.drop_empty()
-        if dropped:
-            keep = torch.ones(num_classes, dtype=torch.bool)
-            keep[dropped] = False
-            remap = torch.cumsum(keep.long(), 0) - 1
-            labels = remap[labels]
-            weights = weights[keep] if weights is not None else None
-            bias = bias[keep] if bias is not None else None
+        labels, weights, bias = _renumber(dropped, num_classes, labels, weights, bias)
     if stats.num_classes < 2:
         raise DataError(
             f"collapse metrics need at least 2 classes with samples, got {stats.num_classes}"
@@ -120,9 +83,9 @@ def measure_arrays(
     m = collapse_metrics(stats, weights, bias, global_mean=global_mean)
     out: dict[str, Any] = {
         "metrics": dict(m),
-        "num_samples": n,
+        "num_samples": features.shape[0],
         "num_classes": stats.num_classes,
-        "dim": d,
+        "dim": features.shape[1],
     }
     if m.skipped:
         out["skipped"] = m.skipped
@@ -131,7 +94,21 @@ def measure_arrays(
     return out
 
 
+def _renumber(dropped: list[int], num_classes: int, labels, weights, bias):
+    """Labels, classifier rows and bias restricted to the kept classes, renumbered in order (as
+    ``ClassStats.drop_empty`` renumbers the statistics)."""
+    if not dropped:
+        return labels, weights, bias
+    keep = torch.ones(num_classes, dtype=torch.bool)
+    keep[dropped] = False
+    remap = torch.cumsum(keep.long(), 0) - 1
+    weights = weights[keep] if weights is not None else None
+    bias = bias[keep] if bias is not None else None
+    return remap[labels], weights, bias
+
+
 def measure_file(path: str | Path, **kwargs: Any) -> dict[str, Any]:
+    """:func:`measure_arrays` of the arrays in a file (see :func:`load_arrays`)."""
     data = load_arrays(path)
     return measure_arrays(
         data["features"], data["labels"], data.get("weights"), data.get("bias"), **kwargs

@@ -33,6 +33,7 @@ from ._kernels import classifier_sums, scratch_f64
 from .errors import DataError
 from .metrics import Metrics, collapse_metrics
 from .stats import ClassStats
+from .validation import check_tensor
 
 Reduce = Literal["flatten", "avgpool"]
 
@@ -145,8 +146,8 @@ class CollapseProbe:
 
             def hook(module, inputs, output, tap=tap):
                 t = inputs[0] if tap.use_input else output
-                if not isinstance(t, torch.Tensor):
-                    raise DataError(f"layer {tap.name!r} produced {type(t).__name__}, not a tensor")
+                side = "input" if tap.use_input else "output"
+                check_tensor(t, f"the {side} of layer {tap.name!r}")
                 tap.batch = self._vectorise(t.detach())
 
             self._handles.append(tap.module.register_forward_hook(hook))

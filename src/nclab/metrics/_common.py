@@ -1,4 +1,6 @@
-"""Shared helpers of the metric families: class-mean matrices and frame distances."""
+"""Shared helpers of the metric families: class-mean matrices and frame distances.
+
+Argument checks live in :mod:`nclab.validation` (e.g. :func:`~nclab.validation.check_matrix`)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ import torch
 
 from ..errors import DataError, DegenerateError
 from ..stats import ClassStats
+from ..validation import F64
 
-F64 = torch.float64
 GlobalMean = Literal["class", "sample"]
 
 
@@ -34,25 +36,6 @@ def class_means(stats: ClassStats) -> torch.Tensor:
     """H-bar^T: the K x D matrix of uncentred class means."""
     stats.check_nonempty()
     return stats.means
-
-
-def as_f64(
-    a: torch.Tensor, name: str, rows: int | None = None, cols: int | None = None
-) -> torch.Tensor:
-    if not isinstance(a, torch.Tensor):
-        raise DataError(f"{name} must be a torch.Tensor, got {type(a).__name__}")
-    if a.ndim != 2:
-        raise DataError(f"{name} must be 2D, got shape {tuple(a.shape)}")
-    if rows is not None and a.shape[0] != rows:
-        raise DataError(f"{name} must have {rows} rows (one per class), got shape {tuple(a.shape)}")
-    if cols is not None and a.shape[1] != cols:
-        raise DataError(
-            f"{name} must have {cols} columns (the feature dimension), got {tuple(a.shape)}"
-        )
-    a = a.detach().to(F64)
-    if not torch.isfinite(a).all():
-        raise DataError(f"{name} contains NaN or Inf values")
-    return a
 
 
 def frob(a: torch.Tensor, what: str) -> torch.Tensor:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 
 from ..stats import ClassStats
-from ._common import GlobalMean, as_f64, centred_means, class_means, frob
+from ..validation import check_matrix
+from ._common import GlobalMean, centred_means, class_means, etf_target, frob
 
 
 def nc3(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "class") -> float:
@@ -21,7 +22,7 @@ def nc3(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "cla
     0.0
     """
     m = centred_means(stats, global_mean)
-    w = as_f64(weights, "weights", stats.num_classes, stats.dim).to(m.device)
+    w = check_matrix(weights, "weights", stats.num_classes, stats.dim).to(m.device)
     diff = w / frob(w, "the classifier") - m / frob(m, "the centred class means")
     return float((diff * diff).sum())
 
@@ -38,7 +39,7 @@ def nc3_of(stats: ClassStats, weights: torch.Tensor) -> float:
     0.0
     """
     h = class_means(stats)
-    w = as_f64(weights, "weights", stats.num_classes, stats.dim).to(h.device)
+    w = check_matrix(weights, "weights", stats.num_classes, stats.dim).to(h.device)
     return float(
         torch.linalg.matrix_norm(w / frob(w, "the classifier") - h / frob(h, "the class means"))
     )
@@ -58,10 +59,8 @@ def nc3_wh(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "
     >>> round(nc3_wh(s, mu), 12)
     0.0
     """
-    from ._common import etf_target
-
     m = centred_means(stats, global_mean)
-    w = as_f64(weights, "weights", stats.num_classes, stats.dim).to(m.device)
+    w = check_matrix(weights, "weights", stats.num_classes, stats.dim).to(m.device)
     wm = w @ m.T
     return float(
         torch.linalg.matrix_norm(wm / frob(wm, "W M") - etf_target(stats.num_classes, m.device))

@@ -41,8 +41,9 @@ from typing import Any
 
 import torch
 
-from ..errors import DataError, DegenerateError
+from ..errors import DegenerateError
 from ..stats import ClassStats
+from ..validation import check_2d, check_blocks, check_grouped, check_paired
 from .geometry import etf_distance
 from .variability import nc1, nc1_trace
 
@@ -50,33 +51,21 @@ F64 = torch.float64
 
 #: verdict thresholds (documented in docs/feature-collapse.md)
 THRESHOLDS: dict[str, float] = {
-    "dir_nc1_max": 0.05,   # directional NC1 of words and of u blocks
-    "etf_max": 0.1,        # ETF distance of the word-group mean directions
-    "align_min": 0.95,     # cosine between matching u-group and word-group means
-    "norm_cv_max": 0.2,    # word norms std/mean: type-I below, type-III above
+    "dir_nc1_max": 0.05,  # directional NC1 of words and of u blocks
+    "etf_max": 0.1,  # ETF distance of the word-group mean directions
+    "align_min": 0.95,  # cosine between matching u-group and word-group means
+    "norm_cv_max": 0.2,  # word norms std/mean: type-I below, type-III above
 }
 
-__all__ = ["THRESHOLDS", "alignment", "collapse_verdict", "feature_collapse_measures",
-           "group_collapse", "pca", "spearman"]
-
-
-def _check(vectors: torch.Tensor, groups: torch.Tensor, num_groups: int, name: str) -> torch.Tensor:
-    if not isinstance(vectors, torch.Tensor) or vectors.ndim != 2:
-        raise DataError(f"{name} must be a 2D tensor (n, d), got "
-                        f"{getattr(vectors, 'shape', type(vectors).__name__)}")
-    if groups.shape != (vectors.shape[0],):
-        raise DataError(f"{name}: groups must have shape ({vectors.shape[0]},), got "
-                        f"{tuple(groups.shape)}")
-    if groups.numel() and (int(groups.min()) < 0 or int(groups.max()) >= num_groups):
-        raise DataError(f"{name}: groups must lie in [0, {num_groups})")
-    v = vectors.detach().to(F64)
-    if not torch.isfinite(v).all():
-        raise DataError(f"{name} contain NaN or Inf")
-    counts = torch.bincount(groups, minlength=num_groups)
-    if (counts == 0).any():
-        raise DegenerateError(f"{name}: group(s) {torch.nonzero(counts == 0).flatten().tolist()} "
-                              "are empty")
-    return v
+__all__ = [
+    "THRESHOLDS",
+    "alignment",
+    "collapse_verdict",
+    "feature_collapse_measures",
+    "group_collapse",
+    "pca",
+    "spearman",
+]
 
 
 def _ranks(x: torch.Tensor) -> torch.Tensor:
@@ -95,8 +84,7 @@ def spearman(a: torch.Tensor, b: torch.Tensor) -> float:
     1.0
     """
     a, b = a.detach().to(F64).flatten(), b.detach().to(F64).flatten()
-    if a.shape != b.shape or a.numel() < 2:
-        raise DataError("spearman needs two vectors of the same length >= 2")
+    check_paired(a, b, "spearman")
     ra, rb = _ranks(a), _ranks(b)
     ra, rb = ra - ra.mean(), rb - rb.mean()
     den = float(ra.norm() * rb.norm())
@@ -105,10 +93,11 @@ def spearman(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((ra * rb).sum()) / den
 
 
-def group_collapse(vectors: torch.Tensor, groups: torch.Tensor, num_groups: int,
-                   name: str = "vectors") -> dict[str, Any]:
+def group_collapse(
+    vectors: torch.Tensor, groups: torch.Tensor, num_groups: int, name: str = "vectors"
+) -> dict[str, Any]:
     """NC1 (trace and pinv), directional NC1, norms and ETF distance of one grouped weight set."""
-    v = _check(vectors, groups, num_groups, name)
+    v = check_grouped(vectors, groups, num_groups, name)
     norms = v.norm(dim=1)
     if float(norms.min()) == 0.0:
         raise DegenerateError(f"{name}: a vector is exactly zero; its direction is undefined")
@@ -116,9 +105,12 @@ def group_collapse(vectors: torch.Tensor, groups: torch.Tensor, num_groups: int,
     out: dict[str, Any] = {}
     stats = ClassStats.from_features(v, groups, num_groups)
     ustats = ClassStats.from_features(unit, groups, num_groups)
-    for key, fn in (("nc1_trace", lambda: nc1_trace(stats)), ("nc1", lambda: nc1(stats)),
-                    ("dir_nc1", lambda: nc1_trace(ustats)),
-                    ("etf", lambda: etf_distance(ustats.means - ustats.means.mean(0)))):
+    for key, fn in (
+        ("nc1_trace", lambda: nc1_trace(stats)),
+        ("nc1", lambda: nc1(stats)),
+        ("dir_nc1", lambda: nc1_trace(ustats)),
+        ("etf", lambda: etf_distance(ustats.means - ustats.means.mean(0))),
+    ):
         try:
             out[key] = fn()
         except DegenerateError as exc:
@@ -129,17 +121,24 @@ def group_collapse(vectors: torch.Tensor, groups: torch.Tensor, num_groups: int,
     gsq = torch.zeros(num_groups, dtype=F64).index_add_(0, groups, norms**2) / counts
     mean = float(norms.mean())
     out.update(
-        norm_mean=mean, norm_std=float(norms.std(correction=0)),
+        norm_mean=mean,
+        norm_std=float(norms.std(correction=0)),
         norm_cv=float(norms.std(correction=0)) / mean,
-        norm_min=float(norms.min()), norm_max=float(norms.max()),
+        norm_min=float(norms.min()),
+        norm_max=float(norms.max()),
         group_norm_mean=gmean.tolist(),
         group_norm_std=(gsq - gmean**2).clamp_min(0).sqrt().tolist(),
     )
     return out
 
 
-def alignment(u: torch.Tensor, u_groups: torch.Tensor, w: torch.Tensor, w_groups: torch.Tensor,
-              num_groups: int) -> float:
+def alignment(
+    u: torch.Tensor,
+    u_groups: torch.Tensor,
+    w: torch.Tensor,
+    w_groups: torch.Tensor,
+    num_groups: int,
+) -> float:
     """Mean over groups of cos(mean of u-group α, mean of word-group α), both sets of group means
     centred by their average (which removes a learnable LayerNorm's bias)."""
     mu = ClassStats.from_features(u.detach().to(F64), u_groups, num_groups).means
@@ -151,9 +150,12 @@ def alignment(u: torch.Tensor, u_groups: torch.Tensor, w: torch.Tensor, w_groups
     return float(((mu * mw).sum(1) / (nu * nw)).mean())
 
 
-def collapse_verdict(m: dict[str, Any], layer_norm: bool,
-                     thresholds: dict[str, float] | None = None,
-                     geometry: bool = True) -> tuple[str, list[str]]:
+def collapse_verdict(
+    m: dict[str, Any],
+    layer_norm: bool,
+    thresholds: dict[str, float] | None = None,
+    geometry: bool = True,
+) -> tuple[str, list[str]]:
     """("type-I" | "type-II" | "type-III" | "none", reasons) from :func:`feature_collapse_measures`.
 
     ``geometry=False`` drops the ETF and alignment requirements, for networks with a symmetry that
@@ -168,31 +170,47 @@ def collapse_verdict(m: dict[str, Any], layer_norm: bool,
         if not ok:
             fails.append(text)
 
-    need(words.get("dir_nc1") is not None and words["dir_nc1"] <= t["dir_nc1_max"],
-         f"word directional NC1 {words.get('dir_nc1')} > {t['dir_nc1_max']}")
-    need(u.get("dir_nc1") is not None and u["dir_nc1"] <= t["dir_nc1_max"],
-         f"u directional NC1 {u.get('dir_nc1')} > {t['dir_nc1_max']}")
+    need(
+        words.get("dir_nc1") is not None and words["dir_nc1"] <= t["dir_nc1_max"],
+        f"word directional NC1 {words.get('dir_nc1')} > {t['dir_nc1_max']}",
+    )
+    need(
+        u.get("dir_nc1") is not None and u["dir_nc1"] <= t["dir_nc1_max"],
+        f"u directional NC1 {u.get('dir_nc1')} > {t['dir_nc1_max']}",
+    )
     if geometry:
-        need(words.get("etf") is not None and words["etf"] <= t["etf_max"],
-             f"word-group ETF distance {words.get('etf')} > {t['etf_max']}")
-        need(m.get("alignment") is not None and m["alignment"] >= t["align_min"],
-             f"u/word alignment {m.get('alignment')} < {t['align_min']}")
+        need(
+            words.get("etf") is not None and words["etf"] <= t["etf_max"],
+            f"word-group ETF distance {words.get('etf')} > {t['etf_max']}",
+        )
+        need(
+            m.get("alignment") is not None and m["alignment"] >= t["align_min"],
+            f"u/word alignment {m.get('alignment')} < {t['align_min']}",
+        )
     if fails:
         return "none", fails
     if layer_norm:
         return "type-II", ["directions collapse (LayerNorm representations)"]
     if words["norm_cv"] <= t["norm_cv_max"]:
-        return "type-I", [f"directions collapse, word norm CV {words['norm_cv']:.3g} <= "
-                          f"{t['norm_cv_max']}"]
-    return "type-III", [f"directions collapse, word norm CV {words['norm_cv']:.3g} > "
-                        f"{t['norm_cv_max']}"]
+        return "type-I", [
+            f"directions collapse, word norm CV {words['norm_cv']:.3g} <= {t['norm_cv_max']}"
+        ]
+    return "type-III", [
+        f"directions collapse, word norm CV {words['norm_cv']:.3g} > {t['norm_cv_max']}"
+    ]
 
 
 def feature_collapse_measures(
-    words: torch.Tensor, word_concept: torch.Tensor, nc: int, u_blocks: torch.Tensor,
-    latents: torch.Tensor, word_freq: torch.Tensor | None = None,
-    word_counts: torch.Tensor | None = None, layer_norm: bool = False,
-    thresholds: dict[str, float] | None = None, geometry: bool = True,
+    words: torch.Tensor,
+    word_concept: torch.Tensor,
+    nc: int,
+    u_blocks: torch.Tensor,
+    latents: torch.Tensor,
+    word_freq: torch.Tensor | None = None,
+    word_counts: torch.Tensor | None = None,
+    layer_norm: bool = False,
+    thresholds: dict[str, float] | None = None,
+    geometry: bool = True,
 ) -> dict[str, Any]:
     """Every measure of this module and the verdict.
 
@@ -203,13 +221,13 @@ def feature_collapse_measures(
         word_freq / word_counts: optional (nw,) frequencies μ and training counts, for the
             Spearman correlations (left out, with the reason, when constant).
     """
-    if u_blocks.ndim != 3 or latents.shape != u_blocks.shape[:2]:
-        raise DataError(f"u_blocks must be (K, L, d) and latents (K, L); got "
-                        f"{tuple(u_blocks.shape)} and {tuple(latents.shape)}")
+    check_blocks(u_blocks, latents)
     u = u_blocks.reshape(-1, u_blocks.shape[-1])
     ug = latents.reshape(-1)
-    out: dict[str, Any] = {"words": group_collapse(words, word_concept, nc, "word vectors"),
-                           "u": group_collapse(u, ug, nc, "u blocks")}
+    out: dict[str, Any] = {
+        "words": group_collapse(words, word_concept, nc, "word vectors"),
+        "u": group_collapse(u, ug, nc, "u blocks"),
+    }
     w = out["words"]
     norms = words.detach().to(F64).norm(dim=1)
     for key, ref in (("spearman_norm_freq", word_freq), ("spearman_norm_count", word_counts)):
@@ -223,13 +241,19 @@ def feature_collapse_measures(
     wn = words.detach().to(F64)
     un = u.detach().to(F64)
     try:
-        out["alignment"] = alignment(un / un.norm(dim=1, keepdim=True), ug,
-                                     wn / wn.norm(dim=1, keepdim=True), word_concept, nc)
+        out["alignment"] = alignment(
+            un / un.norm(dim=1, keepdim=True),
+            ug,
+            wn / wn.norm(dim=1, keepdim=True),
+            word_concept,
+            nc,
+        )
     except DegenerateError as exc:
         out["alignment"] = None
         out["skipped"] = {"alignment": str(exc)}
-    out["collapse_type"], out["verdict_reasons"] = collapse_verdict(out, layer_norm, thresholds,
-                                                                    geometry)
+    out["collapse_type"], out["verdict_reasons"] = collapse_verdict(
+        out, layer_norm, thresholds, geometry
+    )
     out["thresholds"] = {**THRESHOLDS, **(thresholds or {})}
     return out
 
@@ -244,9 +268,8 @@ def pca(vectors: torch.Tensor, k: int = 3) -> tuple[torch.Tensor, list[float]]:
     >>> [round(v, 6) for v in s]
     [1.414214, 0.707107]
     """
+    check_2d(vectors, "vectors", min_rows=2)
     v = vectors.detach().to(F64)
-    if v.ndim != 2 or v.shape[0] < 2:
-        raise DataError("pca needs a 2D tensor with at least 2 rows")
     c = v - v.mean(0)
     uu, s, _ = torch.linalg.svd(c, full_matrices=False)
     k = min(k, s.numel())

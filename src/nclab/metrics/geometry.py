@@ -6,9 +6,9 @@ import torch
 
 from ..errors import DegenerateError
 from ..stats import ClassStats
+from ..validation import check_matrix
 from ._common import (
     GlobalMean,
-    as_f64,
     centred_means,
     class_means,
     etf_target,
@@ -27,7 +27,7 @@ def etf_distance(a: torch.Tensor) -> float:
     >>> round(etf_distance(etf), 12)
     0.0
     """
-    a = as_f64(a, "A")
+    a = check_matrix(a, "A")
     return frame_distance(a, etf_target(a.shape[0], a.device), "A")
 
 
@@ -40,7 +40,7 @@ def of_distance(a: torch.Tensor) -> float:
     >>> round(of_distance(3.0 * torch.eye(4, 6)), 12)
     0.0
     """
-    a = as_f64(a, "A")
+    a = check_matrix(a, "A")
     return frame_distance(a, of_target(a.shape[0], a.device), "A")
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import torch
 
+from .. import distributed
 from .._kernels import add_gram_upper, scratch_f64, workspace
-from ..errors import DataError, DegenerateError
-from ._common import F64, as_f64
+from ..errors import DegenerateError
+from ..validation import F64, check_2d, check_chain, check_finite, check_matrix
 
 
 def _op_norm_sym(a: torch.Tensor, uplo: str = "L") -> float:
@@ -30,13 +31,9 @@ def balancedness(w_next: torch.Tensor, w_prev: torch.Tensor) -> float:
     >>> round(balancedness(2 * q, 2 * q.T), 10)  # W_{l+1}^T W_{l+1} = W_l W_l^T = 4 I
     0.0
     """
-    wn = as_f64(w_next, "w_next")
-    wp = as_f64(w_prev, "w_prev")
-    if wn.shape[1] != wp.shape[0]:
-        raise DataError(
-            f"w_next {tuple(wn.shape)} does not follow w_prev {tuple(wp.shape)}: "
-            f"w_next.shape[1] must equal w_prev.shape[0]"
-        )
+    wn = check_matrix(w_next, "w_next")
+    wp = check_matrix(w_prev, "w_prev")
+    check_chain(wn, wp)
     a, b = wn.T @ wn, wp @ wp.T
     denom = min(_op_norm_sym(a), _op_norm_sym(b))
     if denom == 0.0:
@@ -69,15 +66,11 @@ class NegativityStats:
         self.n = 0
 
     def update(self, z: torch.Tensor) -> None:
+        check_2d(z, "pre-activations", cols=self.dim)
         z = z.detach()
-        if z.ndim != 2 or z.shape[1] != self.dim:
-            raise DataError(
-                f"expected pre-activations of shape (N, {self.dim}), got {tuple(z.shape)}"
-            )
         dev = self.gram.device
         z64 = scratch_f64(z, "neg_z", dev)
-        if not torch.isfinite(z64.sum()):  # any NaN or Inf entry makes the sum non-finite
-            raise DataError("pre-activations contain NaN or Inf values")
+        check_finite(z64.sum(), "pre-activations")  # the sum is non-finite if any entry is
         add_gram_upper(self.gram, z64)
         neg = torch.clamp_max(z64, 0, out=workspace.get("neg_min", z.shape[0], z.shape[1], dev))
         add_gram_upper(self.neg_gram, neg)
@@ -95,14 +88,11 @@ class NegativityStats:
         return self
 
     def all_reduce(self, group=None) -> NegativityStats:
-        import torch.distributed as dist
-
-        if dist.is_available() and dist.is_initialized():
-            dist.all_reduce(self.gram, group=group)
-            dist.all_reduce(self.neg_gram, group=group)
+        if distributed.is_initialized():
+            distributed.sum_over_ranks(self.gram, group)
+            distributed.sum_over_ranks(self.neg_gram, group)
             n = torch.tensor([float(self.n)], dtype=F64, device=self.gram.device)
-            dist.all_reduce(n, group=group)
-            self.n = int(n.item())
+            self.n = int(distributed.sum_over_ranks(n, group).item())
         return self
 
     def compute(self) -> float:
@@ -125,7 +115,7 @@ def negativity(z: torch.Tensor) -> float:
     >>> negativity(-torch.rand(10, 3))
     1.0
     """
-    z = as_f64(z, "Z")
+    z = check_matrix(z, "Z")
     s = NegativityStats(z.shape[1], z.device)
     s.update(z)
     return s.compute()
