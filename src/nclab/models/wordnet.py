@@ -21,6 +21,8 @@ Two training kernels besides plain autograd:
   :math:`= \sum_\ell T_\ell[x_\ell]` by ``embedding_bag``: :math:`L n_w d K + N L K` work instead
   of :math:`N L d K`); used by the L-BFGS fast path.
 
+:func:`collapse_views` gives the word vectors and u blocks whose collapse is measured.
+
 >>> import torch
 >>> net = WordNet(nw=6, L=2, d=4, K=3, generator=torch.Generator().manual_seed(0))
 >>> net(torch.tensor([[0, 5], [1, 2]])).shape
@@ -41,21 +43,32 @@ from ..theory.feature_collapse import regularised_risk
 
 LayerNormKind = Literal["none", "fixed", "learnable"]
 
-__all__ = ["WordNet", "full_batch_objective", "sgd_step"]
+__all__ = ["WordNet", "collapse_views", "full_batch_objective", "sgd_step"]
 
 
 class WordNet(nn.Module):
     """h (``layer_norm="none"``) or h* (``"fixed"`` / ``"learnable"``)."""
 
-    def __init__(self, nw: int, L: int, d: int, K: int, layer_norm: LayerNormKind = "none",
-                 ln_eps: float = 1e-5, init_scale: float = 1e-3,
-                 generator: torch.Generator | None = None, dtype: torch.dtype = torch.float32):
+    def __init__(
+        self,
+        nw: int,
+        L: int,
+        d: int,
+        K: int,
+        layer_norm: LayerNormKind = "none",
+        ln_eps: float = 1e-5,
+        init_scale: float = 1e-3,
+        generator: torch.Generator | None = None,
+        dtype: torch.dtype = torch.float32,
+    ):
         super().__init__()
         for name, v in (("nw", nw), ("L", L), ("d", d), ("K", K)):
             if not isinstance(v, int) or v < 1:
                 raise ConfigError(f"{name} must be a positive integer, got {v!r}")
         if layer_norm not in ("none", "fixed", "learnable"):
-            raise ConfigError(f"layer_norm must be 'none', 'fixed' or 'learnable', got {layer_norm!r}")
+            raise ConfigError(
+                f"layer_norm must be 'none', 'fixed' or 'learnable', got {layer_norm!r}"
+            )
         if layer_norm != "none" and d < 2:
             raise ConfigError("LayerNorm needs d >= 2")
         if not (math.isfinite(init_scale) and init_scale > 0):
@@ -64,9 +77,13 @@ class WordNet(nn.Module):
         self.layer_norm_kind: LayerNormKind = layer_norm
         self.emb = nn.Embedding(nw, d, dtype=dtype)
         self.clf = nn.Linear(L * d, K, bias=False, dtype=dtype)
-        self.ln = (None if layer_norm == "none" else
-                   nn.LayerNorm(d, eps=ln_eps, elementwise_affine=layer_norm == "learnable",
-                                dtype=dtype))
+        self.ln = (
+            None
+            if layer_norm == "none"
+            else nn.LayerNorm(
+                d, eps=ln_eps, elementwise_affine=layer_norm == "learnable", dtype=dtype
+            )
+        )
         with torch.no_grad():  # PyTorch's default initialisations, drawn from ``generator``
             self.emb.weight.normal_(0.0, 1.0, generator=generator).mul_(init_scale)
             bound = 1.0 / math.sqrt(L * d)
@@ -102,8 +119,14 @@ class WordNet(nn.Module):
     def sq_norms(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.W.pow(2).sum(), self.U.pow(2).sum()
 
-    def objective(self, x: torch.Tensor, y: torch.Tensor, lam_w: float, lam_u: float,
-                  weights: torch.Tensor | None = None) -> torch.Tensor:
+    def objective(
+        self,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        lam_w: float,
+        lam_u: float,
+        weights: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Regularised risk: mean CE (or Σ weights·CE when ``weights``, e.g. probabilities/K for the
         true risk) + λ_W/2‖W‖² + λ_U/2‖U‖²."""
         ce = F.cross_entropy(self(x), y, reduction="mean" if weights is None else "none")
@@ -112,8 +135,26 @@ class WordNet(nn.Module):
         return regularised_risk(mean, sw, su, lam_w, lam_u)
 
 
-def sgd_step(net: WordNet, x: torch.Tensor, y: torch.Tensor, lr: float, lam_w: float,
-             lam_u: float) -> torch.Tensor:
+def collapse_views(net: WordNet) -> tuple[torch.Tensor, torch.Tensor]:
+    """(word vectors, u blocks) whose collapse is measured: W and U for h; φ(W) and U for h*.
+
+    With a learnable LayerNorm, γ⊙φ(w)+β, the words are γ⊙φ(w): the bias β is the same vector for
+    every word (its effect, u·β, is a per-class constant), so it is left out.
+
+    >>> net = WordNet(nw=6, L=2, d=4, K=3, layer_norm="fixed")
+    >>> words, u = collapse_views(net)
+    >>> tuple(words.shape), tuple(u.shape)
+    ((6, 4), (3, 2, 4))
+    """
+    u = net.u_blocks()
+    if net.layer_norm_kind != "learnable":
+        return net.word_representations(), u
+    return F.layer_norm(net.W, (net.d,), eps=net.ln.eps) * net.ln.weight, u
+
+
+def sgd_step(
+    net: WordNet, x: torch.Tensor, y: torch.Tensor, lr: float, lam_w: float, lam_u: float
+) -> torch.Tensor:
     """One faithful SGD step on a mini-batch (no momentum), in place; returns the batch loss.
 
     Same update as ``torch.optim.SGD(lr, weight_decay)`` on the mean cross-entropy, with
@@ -163,9 +204,15 @@ def _autograd_step(net: WordNet, x, y, lr, lam_w, lam_u) -> torch.Tensor:
     return loss.detach()
 
 
-def full_batch_objective(net: WordNet, x: torch.Tensor, y: torch.Tensor, lam_w: float,
-                         lam_u: float, method: str = "auto",
-                         chunk: int = 20000) -> tuple[torch.Tensor, torch.Tensor]:
+def full_batch_objective(
+    net: WordNet,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    lam_w: float,
+    lam_u: float,
+    method: str = "auto",
+    chunk: int = 20000,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(regularised risk, mean CE) on all of (x, y), differentiable (backward inside is the
     caller's ``.backward()``).
 
@@ -187,11 +234,17 @@ def full_batch_objective(net: WordNet, x: torch.Tensor, y: torch.Tensor, lam_w: 
         def logits(i: int) -> torch.Tensor:
             return F.embedding_bag(idx[i : i + chunk], t, mode="sum")
     elif method == "direct":
+
         def logits(i: int) -> torch.Tensor:
             return net(x[i : i + chunk])
     else:
         raise ConfigError(f"method must be 'auto', 'direct' or 'table', got {method!r}")
-    ce = sum(F.cross_entropy(logits(i), y[i : i + chunk], reduction="sum")
-             for i in range(0, n, chunk)) / n
+    ce = (
+        sum(
+            F.cross_entropy(logits(i), y[i : i + chunk], reduction="sum")
+            for i in range(0, n, chunk)
+        )
+        / n
+    )
     sw, su = net.sq_norms()
     return regularised_risk(ce, sw, su, lam_w, lam_u), ce

@@ -8,13 +8,14 @@ from typing import Any
 
 import torch
 
-from ..runs import RunDir
+from ...models.wordnet import WordNet, collapse_views
+from ...runs import RunDir
 
 COLOURS = ["darkblue", "darkred", "darkgreen", "darkorange", "purple", "teal", "olive", "brown"]
 
 
 def _scatter(ax, vectors: torch.Tensor, groups: torch.Tensor, title: str, max_points: int = 20000):
-    from ..metrics.embedding import pca
+    from ...metrics.embedding import pca
 
     if vectors.shape[0] > max_points:  # deterministic thinning for very large sets
         keep = torch.linspace(0, vectors.shape[0] - 1, max_points).long()
@@ -23,8 +24,13 @@ def _scatter(ax, vectors: torch.Tensor, groups: torch.Tensor, title: str, max_po
     for a in range(min(3, int(groups.max()) + 1)):  # the first three concepts, as the paper
         sel = groups == a
         if coords.shape[1] >= 2:
-            ax.scatter(coords[sel, 0], coords[sel, 1], s=2, c=COLOURS[a % len(COLOURS)],
-                       label=f"concept {a}")
+            ax.scatter(
+                coords[sel, 0],
+                coords[sel, 1],
+                s=2,
+                c=COLOURS[a % len(COLOURS)],
+                label=f"concept {a}",
+            )
     ax.set_aspect("equal", adjustable="datalim")
     sig = ", ".join(f"σ{i + 1}={v:.3g}" for i, v in enumerate(s))
     ax.set_title(f"{title}\n{sig}", fontsize=9)
@@ -32,16 +38,31 @@ def _scatter(ax, vectors: torch.Tensor, groups: torch.Tensor, title: str, max_po
     return s
 
 
-def save_figures(run_dir: RunDir, tr: Any, history: list[dict[str, Any]],
-                 summary: dict[str, Any]) -> list[str]:
-    """Write figures/pca.png, figures/norms.png, figures/curves.png; return their paths."""
-    from ..report.figures import Panel, curves_from_records, plt, save_panels
+def save_figures(
+    run_dir: RunDir,
+    net: WordNet,
+    task: Any,
+    history: list[dict[str, Any]],
+    summary: dict[str, Any],
+) -> list[str]:
+    """Write figures/pca.png, figures/norms.png, figures/curves.png; return their paths.
+
+    Sets ``summary["pca_singular_values"]`` (the top singular values of both PCA panels).
+    """
+    from ...report.figures import plt
 
     pyplot = plt()
-    net, task = tr.net, tr.task
-    paths: list[Path] = []
-    from .feature_collapse import collapse_views
+    paths = [
+        _pca_figure(pyplot, run_dir.figures / "pca.png", net, task, summary),
+        _norms_figure(pyplot, run_dir.figures / "norms.png", net, task, summary),
+    ]
+    if history:
+        paths.append(_curves_figure(run_dir.figures / "curves.png", history, summary))
+    return [str(p) for p in paths]
 
+
+def _pca_figure(pyplot, path: Path, net: WordNet, task: Any, summary: dict[str, Any]) -> Path:
+    """The paper's Fig. 3/4 panels: PCA of the word vectors and of the u blocks, by concept."""
     with torch.no_grad():
         words, u = collapse_views(net)
         words, u = words.detach().double(), u.detach().double().reshape(-1, net.d)
@@ -49,15 +70,19 @@ def save_figures(run_dir: RunDir, tr: Any, history: list[dict[str, Any]],
     fig, axes = pyplot.subplots(1, 2, figsize=(10, 4.8))
     sw = _scatter(axes[0], words, task.word_concept, wlabel)
     su = _scatter(axes[1], u, task.latents.reshape(-1), "vectors u_{k,ℓ} (colour: z_{k,ℓ})")
-    fig.suptitle(f"{summary['network']}, {task.nc} concepts, K={task.K}: test acc "
-                 f"{summary['test_acc']:.1%}, {summary['collapse_type']}")
+    fig.suptitle(
+        f"{summary['network']}, {task.nc} concepts, K={task.K}: test acc "
+        f"{summary['test_acc']:.1%}, {summary['collapse_type']}"
+    )
     fig.tight_layout()
-    p = run_dir.figures / "pca.png"
-    fig.savefig(p, dpi=110)
+    fig.savefig(path, dpi=110)
     pyplot.close(fig)
-    paths.append(p)
     summary["pca_singular_values"] = {"words": sw, "u": su}
+    return path
 
+
+def _norms_figure(pyplot, path: Path, net: WordNet, task: Any, summary: dict[str, Any]) -> Path:
+    """Embedding norm against the word's frequency rank, with the theory's norm(s)."""
     fig, ax = pyplot.subplots(1, 1, figsize=(5.5, 4))
     norms = net.W.detach().double().norm(dim=1)
     rank = task.word_rank + 1
@@ -66,39 +91,56 @@ def save_figures(run_dir: RunDir, tr: Any, history: list[dict[str, Any]],
         ax.scatter(rank[sel], norms[sel], s=3, c=COLOURS[a], label=f"concept {a}")
     th = summary.get("theory", {})
     if isinstance(th.get("word_norm"), float):
-        ax.axhline(th["word_norm"], color="k", ls="--", lw=1, label=f"{th['which']}: {th['word_norm']:.4g}")
+        label = f"{th['which']}: {th['word_norm']:.4g}"
+        ax.axhline(th["word_norm"], color="k", ls="--", lw=1, label=label)
     if isinstance(th.get("word_norms"), list):
-        ax.plot(range(1, len(th["word_norms"]) + 1), th["word_norms"], "k--", lw=1,
-                label=f"{th['which']} r_β")
+        xs = range(1, len(th["word_norms"]) + 1)
+        ax.plot(xs, th["word_norms"], "k--", lw=1, label=f"{th['which']} r_β")
     ax.set_xscale("log")
     ax.set_xlabel("word rank β within its concept (1 = most frequent)")
     ax.set_ylabel("‖w_(α,β)‖")
     ax.set_title("embedding norm vs word frequency rank", fontsize=9)
     ax.legend(fontsize=7, markerscale=3)
     fig.tight_layout()
-    p = run_dir.figures / "norms.png"
-    fig.savefig(p, dpi=110)
+    fig.savefig(path, dpi=110)
     pyplot.close(fig)
-    paths.append(p)
+    return path
 
-    if history:
-        panels = [
-            Panel("training", {"train loss (CE)": curves_from_records(history, "epoch", "train_ce"),
-                               "1 - test acc": _one_minus(history, "test_acc")},
-                  xlabel="epoch", logy=True),
-            Panel("directional NC1", {
-                "words": curves_from_records(history, "epoch", "words.dir_nc1"),
-                "u": curves_from_records(history, "epoch", "u.dir_nc1")},
-                xlabel="epoch", logy=True),
-            Panel("norms", {"mean ‖w‖": curves_from_records(history, "epoch", "word_norm_mean"),
-                            "mean ‖u‖": curves_from_records(history, "epoch", "u_norm_mean")},
-                  xlabel="epoch",
-                  hlines=[(th[k], f"theory {k}") for k in ("word_norm", "u_norm")
-                          if isinstance(th.get(k), float)]),
-        ]
-        paths.append(save_panels(run_dir.figures / "curves.png", panels,
-                                 suptitle=f"feature collapse: {summary['network']}"))
-    return [str(p) for p in paths]
+
+def _curves_figure(path: Path, history: list[dict[str, Any]], summary: dict[str, Any]) -> Path:
+    """Training curves: loss and test error, directional NC1, mean norms against the theory's."""
+    from ...report.figures import Panel, curves_from_records, save_panels
+
+    th = summary.get("theory", {})
+
+    def curve(key: str) -> tuple[list, list]:
+        return curves_from_records(history, "epoch", key)
+
+    panels = [
+        Panel(
+            "training",
+            {"train loss (CE)": curve("train_ce"), "1 - test acc": _one_minus(history, "test_acc")},
+            xlabel="epoch",
+            logy=True,
+        ),
+        Panel(
+            "directional NC1",
+            {"words": curve("words.dir_nc1"), "u": curve("u.dir_nc1")},
+            xlabel="epoch",
+            logy=True,
+        ),
+        Panel(
+            "norms",
+            {"mean ‖w‖": curve("word_norm_mean"), "mean ‖u‖": curve("u_norm_mean")},
+            xlabel="epoch",
+            hlines=[
+                (th[k], f"theory {k}")
+                for k in ("word_norm", "u_norm")
+                if isinstance(th.get(k), float)
+            ],
+        ),
+    ]
+    return save_panels(path, panels, suptitle=f"feature collapse: {summary['network']}")
 
 
 def _one_minus(history: list[dict[str, Any]], key: str) -> tuple[list, list]:

@@ -22,10 +22,21 @@ _FAITHFUL: dict[str, dict[str, Any]] = {
     "fig4b": {**ZIPF, "epochs": 3000, "log_every": 100},
     "fig4c": {**ZIPF, **H_STAR, "epochs": 500, "log_every": 50},
     "no-wd-fig3": {"lam": 0.0, "epochs": 100_000, "log_every": 2000, "checkpoint_every": 1000},
-    "no-wd-fig4b": {**ZIPF, "lam": 0.0, "epochs": 100_000, "log_every": 2000,
-                    "checkpoint_every": 1000},
-    "no-wd-fig4c": {**ZIPF, **H_STAR, "lam": 0.0, "epochs": 100_000, "log_every": 2000,
-                    "checkpoint_every": 1000},
+    "no-wd-fig4b": {
+        **ZIPF,
+        "lam": 0.0,
+        "epochs": 100_000,
+        "log_every": 2000,
+        "checkpoint_every": 1000,
+    },
+    "no-wd-fig4c": {
+        **ZIPF,
+        **H_STAR,
+        "lam": 0.0,
+        "epochs": 100_000,
+        "log_every": 2000,
+        "checkpoint_every": 1000,
+    },
     "learnable-ln": {**ZIPF, "layer_norm": "learnable", "epochs": 500, "log_every": 50},
 }
 
@@ -51,14 +62,36 @@ _QUICK: dict[str, dict[str, Any]] = {
 
 _FAST: dict[str, dict[str, Any]] = {
     "fig3-fast": {"optimizer": "lbfgs", "epochs": 40, "log_every": 5, "checkpoint_every": 5},
-    "fig3-ln-fast": {**H_STAR, "optimizer": "lbfgs", "epochs": 40, "log_every": 5,
-                     "checkpoint_every": 5},
-    "k50-fast": {"K": 50, "nspl": 100, "optimizer": "lbfgs", "epochs": 40, "log_every": 5,
-                 "checkpoint_every": 5},
-    "fig4b-fast": {**ZIPF, "optimizer": "lbfgs", "epochs": 40, "log_every": 5,
-                   "checkpoint_every": 5},
-    "fig4c-fast": {**ZIPF, **H_STAR, "optimizer": "lbfgs", "epochs": 40, "log_every": 5,
-                   "checkpoint_every": 5},
+    "fig3-ln-fast": {
+        **H_STAR,
+        "optimizer": "lbfgs",
+        "epochs": 40,
+        "log_every": 5,
+        "checkpoint_every": 5,
+    },
+    "k50-fast": {
+        "K": 50,
+        "nspl": 100,
+        "optimizer": "lbfgs",
+        "epochs": 40,
+        "log_every": 5,
+        "checkpoint_every": 5,
+    },
+    "fig4b-fast": {
+        **ZIPF,
+        "optimizer": "lbfgs",
+        "epochs": 40,
+        "log_every": 5,
+        "checkpoint_every": 5,
+    },
+    "fig4c-fast": {
+        **ZIPF,
+        **H_STAR,
+        "optimizer": "lbfgs",
+        "epochs": 40,
+        "log_every": 5,
+        "checkpoint_every": 5,
+    },
 }
 
 
@@ -69,8 +102,7 @@ def _figure(name: str) -> str:
 
 
 PRESETS: dict[str, dict[str, Any]] = {
-    name: {"figure": _figure(name), **over}
-    for name, over in {**_FAITHFUL, **_FAST}.items()
+    name: {"figure": _figure(name), **over} for name, over in {**_FAITHFUL, **_FAST}.items()
 } | {  # small problems run faster on one intra-op thread (and suffer less on a busy machine)
     name: {"figure": _figure(name), "threads": 1, **over} for name, over in _QUICK.items()
 }
@@ -80,21 +112,61 @@ _PAPER_SIZES = "nc=3, nw=1200, L=15, K=1000, d=100, λ=1e-3"
 #: what the paper reports for each figure (Laurent, von Brecht & Bresson, ICLR 2024), in the
 #: paper's setting (the -quick presets run smaller instances of the same figure)
 PAPER: dict[str, dict[str, Any]] = {
-    "fig3": {"where": "§2.1, Fig. 3, §3.1", "setting": _PAPER_SIZES + ", uniform, nspl=5, h", "test_acc": 1.0, "word_norm_mean": 1.41,
-             "word_norm_std": 0.13, "theory_word_norm": 1.42214, "collapse_type": "type-I",
-             "pca_words": [34.9, 34.7, 0.001], "pca_u": [34.9, 34.6, 0.0003]},
-    "fig3-ln": {"where": "§2.1", "setting": _PAPER_SIZES + ", uniform, nspl=5, h*", "test_acc": 1.0, "collapse_type": "type-II"},
-    "k50": {"where": "§3.1", "setting": "nc=3, nw=1200, L=15, K=50, uniform, nspl=100, h", "word_norm_mean": 0.61, "word_norm_std": 0.06,
-            "theory_word_norm": 0.61602, "collapse_type": "type-I"},
-    "fig4a": {"where": "§2.2, Fig. 4a", "setting": _PAPER_SIZES + ", Zipf, nspl=500, h", "test_acc": 1.0, "collapse_type": "type-III",
-              "note": "directions collapse; frequent words get larger embeddings; u collapse"},
-    "fig4b": {"where": "§2.2, Fig. 4b", "setting": _PAPER_SIZES + ", Zipf, nspl=5, h", "test_acc": 0.45, "collapse_type": "none",
-              "note": "u fail to collapse; authors' run peaks near 65 % then ends at 43.7 %"},
-    "fig4c": {"where": "§2.2, Fig. 4c", "setting": _PAPER_SIZES + ", Zipf, nspl=5, h*", "test_acc": 1.0, "collapse_type": "type-II"},
-    "no-wd-fig3": {"where": "App. A.1, Fig. 5", "collapse_type": "type-I",
-                   "note": "same picture as Fig. 3; train loss < 1e-4 after 5M iterations"},
+    "fig3": {
+        "where": "§2.1, Fig. 3, §3.1",
+        "setting": _PAPER_SIZES + ", uniform, nspl=5, h",
+        "test_acc": 1.0,
+        "word_norm_mean": 1.41,
+        "word_norm_std": 0.13,
+        "theory_word_norm": 1.42214,
+        "collapse_type": "type-I",
+        "pca_words": [34.9, 34.7, 0.001],
+        "pca_u": [34.9, 34.6, 0.0003],
+    },
+    "fig3-ln": {
+        "where": "§2.1",
+        "setting": _PAPER_SIZES + ", uniform, nspl=5, h*",
+        "test_acc": 1.0,
+        "collapse_type": "type-II",
+    },
+    "k50": {
+        "where": "§3.1",
+        "setting": "nc=3, nw=1200, L=15, K=50, uniform, nspl=100, h",
+        "word_norm_mean": 0.61,
+        "word_norm_std": 0.06,
+        "theory_word_norm": 0.61602,
+        "collapse_type": "type-I",
+    },
+    "fig4a": {
+        "where": "§2.2, Fig. 4a",
+        "setting": _PAPER_SIZES + ", Zipf, nspl=500, h",
+        "test_acc": 1.0,
+        "collapse_type": "type-III",
+        "note": "directions collapse; frequent words get larger embeddings; u collapse",
+    },
+    "fig4b": {
+        "where": "§2.2, Fig. 4b",
+        "setting": _PAPER_SIZES + ", Zipf, nspl=5, h",
+        "test_acc": 0.45,
+        "collapse_type": "none",
+        "note": "u fail to collapse; authors' run peaks near 65 % then ends at 43.7 %",
+    },
+    "fig4c": {
+        "where": "§2.2, Fig. 4c",
+        "setting": _PAPER_SIZES + ", Zipf, nspl=5, h*",
+        "test_acc": 1.0,
+        "collapse_type": "type-II",
+    },
+    "no-wd-fig3": {
+        "where": "App. A.1, Fig. 5",
+        "collapse_type": "type-I",
+        "note": "same picture as Fig. 3; train loss < 1e-4 after 5M iterations",
+    },
     "no-wd-fig4b": {"where": "App. A.1, Fig. 6b", "test_acc": 0.66},
     "no-wd-fig4c": {"where": "App. A.1, Fig. 6c", "test_acc": 1.0, "collapse_type": "type-II"},
-    "learnable-ln": {"where": "App. A.2, Fig. 7", "collapse_type": "type-II",
-                     "note": "collapse still occurs with a learnable LayerNorm"},
+    "learnable-ln": {
+        "where": "App. A.2, Fig. 7",
+        "collapse_type": "type-II",
+        "note": "collapse still occurs with a learnable LayerNorm",
+    },
 }

@@ -1,0 +1,71 @@
+"""What the feature-collapse experiment measures on a trained word network: accuracies, the
+regularised objective, norms and the embedding-level collapse measures
+(:func:`nclab.metrics.embedding.feature_collapse_measures`) of its word vectors and u blocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ...metrics.embedding import feature_collapse_measures
+from ...models.wordnet import WordNet, collapse_views, full_batch_objective
+
+#: the word-level measures kept in every record (the first four also for the u blocks)
+KEEP = ("dir_nc1", "nc1_trace", "etf", "norm_cv", "spearman_norm_freq", "spearman_norm_count")
+
+
+@torch.no_grad()
+def accuracy(net: WordNet, x: torch.Tensor, y: torch.Tensor, chunk: int = 20000) -> float:
+    """The fraction of sentences ``x`` classified as ``y`` (in chunks of ``chunk`` sentences)."""
+    correct = 0
+    for i in range(0, x.shape[0], chunk):
+        correct += int((net(x[i : i + chunk]).argmax(1) == y[i : i + chunk]).sum())
+    return correct / x.shape[0]
+
+
+@torch.no_grad()
+def measure(
+    net: WordNet,
+    task: Any,
+    data: Any,
+    lam_w: float,
+    lam_u: float,
+    steps: int,
+    full: bool = True,
+) -> dict[str, Any]:
+    """One record: accuracies, objective, norms, collapse type and the kept collapse measures
+    (``full``: also every embedding metric, as ``embedding_metrics``)."""
+    f, ce = full_batch_objective(net, data.x_train, data.y_train, lam_w, lam_u)
+    words, u = collapse_views(net)
+    m = feature_collapse_measures(
+        words,
+        task.word_concept,
+        task.nc,
+        u,
+        task.latents,
+        word_freq=task.word_freq,
+        word_counts=data.word_counts(),
+        layer_norm=net.layer_norm_kind != "none",
+        geometry=net.layer_norm_kind != "learnable",
+    )
+    un = u.norm(dim=2)
+    out = {
+        "test_acc": accuracy(net, data.x_test, data.y_test),
+        "train_acc": accuracy(net, data.x_train, data.y_train),
+        "train_objective": float(f),
+        "train_ce": float(ce),
+        "word_norm_mean": float(net.W.norm(dim=1).mean()),
+        "word_norm_std": float(net.W.norm(dim=1).std(correction=0)),
+        "rep_norm_mean": m["words"]["norm_mean"],
+        "u_norm_mean": float(un.mean()),
+        "u_norm_std": float(un.std(correction=0)),
+        "collapse_type": m["collapse_type"],
+        "steps": steps,
+    }
+    out["words"] = {k: m["words"].get(k) for k in KEEP}
+    out["u"] = {k: m["u"].get(k) for k in KEEP[:4]}
+    out["alignment"] = m["alignment"]
+    if full:
+        out["embedding_metrics"] = m
+    return out

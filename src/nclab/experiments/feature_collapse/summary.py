@@ -1,0 +1,102 @@
+"""The theory beside the measurements: which of the paper's theorems (``fc-thm1/2/3``) applies to
+a configuration, and the summary of a run (final measures, theory, the paper's values, gaps)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import TheoryError
+from ...theory.feature_collapse import fc_thm1, fc_thm2, fc_thm3
+from .config import FCConfig, weight_decays
+from .presets import PAPER
+
+
+def theory_for(cfg: FCConfig) -> dict[str, Any]:
+    """The fc-thm* predictions that apply to this configuration (others with the reason)."""
+    lam_w, lam_u = weight_decays(cfg)
+    out: dict[str, Any] = {"which": None}
+
+    def attempt(name, fn, **kw):
+        try:
+            p = fn(**kw).to_dict()
+        except TheoryError as exc:
+            p = {"applies": False, "reason": str(exc)}
+        out[name] = p
+        return p
+
+    if cfg.layer_norm == "none":
+        if lam_w != lam_u:
+            out["note"] = "Theorems 1-2 need the same weight decay on W and U"
+        elif cfg.freq == "uniform":
+            p = attempt(
+                "fc-thm1", fc_thm1, nc=cfg.nc, nw=cfg.nw, L=cfg.L, K=cfg.K, lam=lam_u, d=cfg.d
+            )
+            if p.get("applies"):
+                out.update(
+                    which="fc-thm1",
+                    word_norm=p["word_norm"],
+                    u_norm=p["u_norm"],
+                    objective=p["objective"],
+                )
+        else:
+            from ...data.sentences import frequencies
+
+            mu = frequencies(cfg.nw // cfg.nc, cfg.freq, cfg.zipf_s).tolist()
+            p = attempt(
+                "fc-thm2", fc_thm2, nc=cfg.nc, nw=cfg.nw, L=cfg.L, lam=lam_u, mu=mu, K=cfg.K
+            )
+            if p.get("applies"):
+                out.update(which="fc-thm2", u_norm=p["c"], word_norms=p["r"])
+    elif cfg.layer_norm == "fixed" and lam_w == 0:
+        p = attempt("fc-thm3", fc_thm3, nc=cfg.nc, L=cfg.L, K=cfg.K, lam=lam_u, d=cfg.d)
+        if p.get("applies"):
+            out.update(
+                which="fc-thm3",
+                u_norm=p["u_norm"],
+                word_rep_norm=p["word_rep_norm"],
+                objective=p["objective"],
+            )
+    else:
+        out["note"] = (
+            "Theorem 3 assumes a parameter-free LayerNorm and no weight decay on W; "
+            "no theorem covers this network"
+        )
+    return out
+
+
+def summarize(
+    cfg: FCConfig, steps: int, final: dict[str, Any], history: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The run's summary from the final measures (:func:`~.measure.measure` with ``full``), the
+    number of optimiser steps and the logged records."""
+    theory = theory_for(cfg)
+    out = {
+        "test_acc": final["test_acc"],
+        "train_acc": final["train_acc"],
+        "train_loss": final["train_ce"],
+        "train_objective": final["train_objective"],
+        "word_norm_mean": final["word_norm_mean"],
+        "word_norm_std": final["word_norm_std"],
+        "rep_norm_mean": final["rep_norm_mean"],
+        "u_norm_mean": final["u_norm_mean"],
+        "u_norm_std": final["u_norm_std"],
+        "collapse_type": final["collapse_type"],
+        "embedding_metrics": final["embedding_metrics"],
+        "theory": theory,
+        "paper": PAPER.get(cfg.figure, {}),
+        "peak_test_acc": max([r.get("test_acc", 0.0) for r in history] + [final["test_acc"]]),
+        "optimizer": cfg.optimizer,
+        "epochs": history[-1]["epoch"] if history else 0,
+        "steps": steps,
+        "network": "h" if cfg.layer_norm == "none" else f"h* ({cfg.layer_norm} LayerNorm)",
+    }
+    gaps = {}
+    for key, ref in (
+        ("word_norm_mean", "word_norm"),
+        ("u_norm_mean", "u_norm"),
+        ("train_objective", "objective"),
+    ):
+        if isinstance(theory.get(ref), float) and theory[ref]:
+            gaps[key] = (out[key] - theory[ref]) / theory[ref]
+    out["theory_rel_gap"] = gaps
+    return out
