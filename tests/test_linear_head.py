@@ -95,7 +95,7 @@ def test_certificate_on_the_trained_network(tiny_run):
 
 
 def test_network_quantities_against_numpy():
-    from nclab.experiments.linear_head_measure import network_quantities
+    from nclab.experiments.linear_head.measure import network_quantities
     from nclab.models.mlp import LinearHeadMLP
 
     torch.manual_seed(1)
@@ -153,7 +153,7 @@ def test_resume_gives_the_uninterrupted_numbers(tmp_path, monkeypatch):
     cfg = EXP.config("fig1-mlp-quick", sets)
     ref = run_experiment(EXP, cfg, tmp_path / "ref")
 
-    import nclab.experiments.linear_head_train as lht
+    import nclab.experiments.linear_head.train as lht
 
     real_fit = lht.fit
 

@@ -1,1 +1,2 @@
-"""What several experiments share (seed aggregation, ...); no experiment imports another."""
+"""What several experiments share (seed aggregation, rank views of run directories, data settings
+and loading, devices); no experiment imports another."""

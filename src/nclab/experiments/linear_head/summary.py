@@ -1,4 +1,4 @@
-"""Summaries and figures of the linear-head experiment: mean and ±1 std over seeds, derived scalars
+"""Summaries of the linear-head experiment: mean and ±1 std over seeds, derived scalars
 per network (what the paper's claims are about), one record per depth for sweeps.
 
 Derived scalars of one network (``derived``), L1 nonlinear and L2 linear layers, measured from
@@ -23,8 +23,6 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
-
-from ..runs import RunDir
 
 SCALARS = ("train_mse", "train_acc", "test_acc")
 METRICS = ("nc1_trace", "nc2_kappa", "nc2_of", "nc3_cos", "balancedness", "negativity")
@@ -101,46 +99,47 @@ def aggregate(group: list[tuple[dict, dict, list]]) -> dict[str, Any]:
     return out
 
 
-def summarize(
-    cfg, results: list[tuple[dict, dict, list]], run_dir: RunDir | None
-) -> dict[str, Any]:
-    """The experiment's summary.json (and figures when ``run_dir`` is given: rank 0)."""
+def summarize(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]:
+    """The experiment's summary.json from its networks' (job, summary, history); without figures."""
     out: dict[str, Any] = {"sweep_kind": cfg.sweep}
     if cfg.sweep == "none":
         out.update(aggregate(results))
         out["per_seed"] = [{k: v for k, v in s.items() if k != "grams"} for _, s, _ in results]
         out["grams"] = results[0][1].get("grams", {})
     else:
-        key = "L2" if cfg.sweep == "linear_depth" else "L1"
-        other = "wd_group" if cfg.sweep == "linear_depth" else "lr"
-        groups: dict[tuple, list] = defaultdict(list)
-        depth: dict[int, list] = defaultdict(list)
-        for job, s, h in results:
-            groups[(job[key], job[other])].append((job, s, h))
-            depth[job[key]].append((job, s, h))
-        out["sweep"] = []
-        for (v, o), grp in groups.items():
-            rec = aggregate(grp)
-            rec.update({key: v, "weight_decay" if other == "wd_group" else "lr": o})
-            out["sweep"].append(rec)
-        out["by_depth"] = {}
-        for v, grp in sorted(depth.items()):
-            agg = aggregate(grp)
-            out["by_depth"][str(v)] = {
-                **agg["derived"],
-                "std": agg["std"]["derived"],
-                "test_acc": agg["test_acc"],
-                "train_mse": agg["train_mse"],
-                "n": agg["n"],
-            }
-        deepest = max(depth)
-        top = aggregate(depth[deepest])
-        for k in ("layers", "train_mse", "train_acc", "test_acc", "certificate", "derived"):
-            out[k] = top[k]
-        out["std"] = {**top["std"], "by_depth": {v: d["std"] for v, d in out["by_depth"].items()}}
-        out["layers_from"] = f"{key} = {deepest} (the deepest of the sweep)"
-    if run_dir is not None:
-        from .linear_head_figures import draw
+        out.update(sweep_summary(cfg, results))
+    return out
 
-        out["figures"] = [str(p) for p in draw(cfg, results, out, run_dir)]
+
+def sweep_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]:
+    """A depth sweep: one record per (depth, weight decay or learning rate), one per depth
+    (``by_depth``: the derived scalars), and the layers of the deepest networks."""
+    key = "L2" if cfg.sweep == "linear_depth" else "L1"
+    other = "wd_group" if cfg.sweep == "linear_depth" else "lr"
+    groups: dict[tuple, list] = defaultdict(list)
+    depth: dict[int, list] = defaultdict(list)
+    for job, s, h in results:
+        groups[(job[key], job[other])].append((job, s, h))
+        depth[job[key]].append((job, s, h))
+    out: dict[str, Any] = {"sweep": []}
+    for (v, o), grp in groups.items():
+        rec = aggregate(grp)
+        rec.update({key: v, "weight_decay" if other == "wd_group" else "lr": o})
+        out["sweep"].append(rec)
+    out["by_depth"] = {}
+    for v, grp in sorted(depth.items()):
+        agg = aggregate(grp)
+        out["by_depth"][str(v)] = {
+            **agg["derived"],
+            "std": agg["std"]["derived"],
+            "test_acc": agg["test_acc"],
+            "train_mse": agg["train_mse"],
+            "n": agg["n"],
+        }
+    deepest = max(depth)
+    top = aggregate(depth[deepest])
+    for k in ("layers", "train_mse", "train_acc", "test_acc", "certificate", "derived"):
+        out[k] = top[k]
+    out["std"] = {**top["std"], "by_depth": {v: d["std"] for v, d in out["by_depth"].items()}}
+    out["layers_from"] = f"{key} = {deepest} (the deepest of the sweep)"
     return out

@@ -10,7 +10,8 @@ pre-activations feed :class:`~nclab.metrics.NegativityStats` in that pass. Under
 returns the numbers one process would.
 
 :func:`network_quantities` measures what Theorem 3.1 assumes (:math:`\\epsilon_1, \\epsilon_2, r,
-c_3, \\|Z_{L_1}\\|_{op}`) from float64 Gram matrices of the representations, all-reduced the same way.
+c_3, \\|Z_{L_1}\\|_{op}`) from float64 Gram matrices of the representations, all-reduced the same way;
+:func:`certificate` evaluates the theorem's bounds on them.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from typing import Any
 
 import torch
 
-from ..metrics import NegativityStats, balancedness
-from ..models.mlp import LinearHeadMLP
-from ..probe import CollapseProbe
-from ..theory.bounds import NetworkQuantities
+from ...metrics import NegativityStats, balancedness
+from ...models.mlp import LinearHeadMLP
+from ...probe import CollapseProbe
+from ...theory.bounds import NetworkQuantities
 
 F64 = torch.float64
 #: the per-layer keys of a record (None where a metric does not apply to the layer)
@@ -100,6 +101,33 @@ def measure_layers(
         scatter="none",
     )
     neg: dict[int, NegativityStats] = {}
+    handles = _negativity_hooks(model, ells, neg)
+    try:
+        res = probe.run(loader, device=device, second_pass=False, progress=False)
+    finally:
+        for h in handles:
+            h.remove()
+    bal = weight_balancedness(model) if weights else {}
+    layers = {
+        layer_label(ell): _layer_record(model, ell, res.metrics[taps[ell]], bal, neg)
+        for ell in ells
+    }
+    out: dict[str, Any] = {"layers": layers}
+    if grams:
+        out["grams"] = {
+            layer_label(ell): _normalised_gram(res.stats[taps[ell]].means)
+            for ell in ells
+            if ell >= model.L1
+        }
+    out["stats"] = {layer_label(ell): res.stats[taps[ell]] for ell in ells}
+    pen = taps.get(model.L - 1)
+    out["train_acc"] = res.metrics[pen].get("acc") if pen is not None else None
+    return out
+
+
+def _negativity_hooks(model: LinearHeadMLP, ells: list[int], neg: dict[int, NegativityStats]):
+    """Forward hooks feeding the pre-activations of the measured nonlinear layers into ``neg``
+    (created on the first batch); returns their handles."""
     handles = []
     for ell in ells:
         if 1 <= ell <= model.L1:
@@ -111,38 +139,34 @@ def measure_layers(
                 neg[ell].update(out.detach())
 
             handles.append(lin.register_forward_hook(hook))
-    try:
-        res = probe.run(loader, device=device, second_pass=False, progress=False)
-    finally:
-        for h in handles:
-            h.remove()
-    bal = weight_balancedness(model) if weights else {}
-    layers: dict[str, dict[str, Any]] = {}
-    for ell in ells:
-        m = res.metrics[taps[ell]]
-        rec: dict[str, Any] = {"kind": layer_kind(model, ell), "index": ell}
-        for key in LAYER_KEYS[:4]:
-            rec[key] = m.get(key)
-        if ell != model.L - 1:
-            rec["nc3_cos"] = None
-        rec["balancedness"] = bal.get(ell)
-        rec["negativity"] = None
-        if ell in neg:
-            neg[ell].all_reduce()
-            rec["negativity"] = neg[ell].compute()
-        layers[layer_label(ell)] = rec
-    out: dict[str, Any] = {"layers": layers}
-    if grams:
-        out["grams"] = {}
-        for ell in ells:
-            if ell >= model.L1:
-                mu = res.stats[taps[ell]].means
-                g = mu @ mu.T
-                out["grams"][layer_label(ell)] = (g / g.abs().max()).cpu().tolist()
-    out["stats"] = {layer_label(ell): res.stats[taps[ell]] for ell in ells}
-    pen = taps.get(model.L - 1)
-    out["train_acc"] = res.metrics[pen].get("acc") if pen is not None else None
-    return out
+    return handles
+
+
+def _layer_record(
+    model: LinearHeadMLP,
+    ell: int,
+    metrics: dict[str, Any],
+    bal: dict[int, float],
+    neg: dict[int, NegativityStats],
+) -> dict[str, Any]:
+    """One layer's record: the probe's metrics, balancedness and (all-reduced) negativity."""
+    rec: dict[str, Any] = {"kind": layer_kind(model, ell), "index": ell}
+    for key in LAYER_KEYS[:4]:
+        rec[key] = metrics.get(key)
+    if ell != model.L - 1:
+        rec["nc3_cos"] = None
+    rec["balancedness"] = bal.get(ell)
+    rec["negativity"] = None
+    if ell in neg:
+        neg[ell].all_reduce()
+        rec["negativity"] = neg[ell].compute()
+    return rec
+
+
+def _normalised_gram(mu: torch.Tensor) -> list[list[float]]:
+    """The class-mean Gram matrix divided by its largest entry (in absolute value)."""
+    g = mu @ mu.T
+    return (g / g.abs().max()).cpu().tolist()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -174,46 +198,12 @@ def network_quantities(
     rank (all-reduced under torch.distributed); ``measured`` holds the metrics of Z_{L-1}.
     """
     L, L1, K = model.L, model.L1, num_classes
-    was = model.training
-    model.eval()
-    idx = {"z_l1": L1, "z_lm2": L - 2, "z_lm1": L - 1}
-    grams: dict[str, torch.Tensor] = {}
-    sse = torch.zeros((), dtype=F64)
-    counts = torch.zeros(K, dtype=F64)
-    try:
-        for i in range(0, len(y), batch_size):
-            xb, yb = x[i : i + batch_size], y[i : i + batch_size]
-            zs = model.forward_all(xb)
-            for key, ell in idx.items():
-                z = zs[ell].to(F64)
-                grams[key] = grams.get(key, 0) + z.T @ z
-            onehot = torch.nn.functional.one_hot(yb, K).to(F64)
-            sse += ((zs[L].to(F64) - onehot) ** 2).sum().cpu()
-            counts += torch.bincount(yb, minlength=K).to(F64).cpu()
-    finally:
-        model.train(was)
-    dist = _dist()
-    if dist is not None:
-        for key in grams:
-            dist.all_reduce(grams[key])
-        dist.all_reduce(sse)
-        dist.all_reduce(counts)
-    op = {k: _op_from_gram(g) for k, g in grams.items()}
-    ws = [w.detach().to(F64) for w in model.weights()]
-    head = ws[L1:]
-    eps2 = max(
-        (
-            float(
-                torch.linalg.matrix_norm(head[i + 1].T @ head[i + 1] - head[i] @ head[i].T, ord=2)
-            )
-            for i in range(len(head) - 1)
-        ),
-        default=0.0,
+    grams, sse, counts = _representation_grams(
+        model, x, y, K, {"z_l1": L1, "z_lm2": L - 2, "z_lm1": L - 1}, batch_size
     )
-    w_op = max(float(torch.linalg.matrix_norm(w, ord=2)) for w in head)
-    prod = head[0]
-    for w in head[1:]:
-        prod = w @ prod
+    op = {k: _op_from_gram(g) for k, g in grams.items()}
+    head = [w.detach().to(F64) for w in model.weights()][L1:]
+    eps2, w_op, prod = _head_quantities(head)
     parts = {"z_lm2_op": op["z_lm2"], "z_lm1_op": op["z_lm1"], "w_head_op": w_op}
     m = dict(measured)
     m["kappa_wl"] = _kappa(head[-1], K)
@@ -231,3 +221,83 @@ def network_quantities(
         measured=m,
         parts=parts,
     )
+
+
+def _representation_grams(
+    model: LinearHeadMLP,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    K: int,
+    idx: dict[str, int],
+    batch_size: int,
+) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
+    """(float64 Gram Z_l^T Z_l of each layer ``idx`` names, ||Z_L - Y||_F^2, class counts) over
+    ``x, y`` in eval mode, summed over the ranks under torch.distributed."""
+    was = model.training
+    model.eval()
+    grams: dict[str, torch.Tensor] = {}
+    sse = torch.zeros((), dtype=F64)
+    counts = torch.zeros(K, dtype=F64)
+    try:
+        for i in range(0, len(y), batch_size):
+            xb, yb = x[i : i + batch_size], y[i : i + batch_size]
+            zs = model.forward_all(xb)
+            for key, ell in idx.items():
+                z = zs[ell].to(F64)
+                grams[key] = grams.get(key, 0) + z.T @ z
+            onehot = torch.nn.functional.one_hot(yb, K).to(F64)
+            sse += ((zs[model.L].to(F64) - onehot) ** 2).sum().cpu()
+            counts += torch.bincount(yb, minlength=K).to(F64).cpu()
+    finally:
+        model.train(was)
+    dist = _dist()
+    if dist is not None:
+        for key in grams:
+            dist.all_reduce(grams[key])
+        dist.all_reduce(sse)
+        dist.all_reduce(counts)
+    return grams, sse, counts
+
+
+def _head_quantities(head: list[torch.Tensor]) -> tuple[float, float, torch.Tensor]:
+    """(eps2: the largest ||W_{l+1}^T W_{l+1} - W_l W_l^T||_op, the largest ||W_l||_op, the
+    product W_L ... W_{L1+1}) of the linear head's float64 weights."""
+    eps2 = max(
+        (
+            float(
+                torch.linalg.matrix_norm(head[i + 1].T @ head[i + 1] - head[i] @ head[i].T, ord=2)
+            )
+            for i in range(len(head) - 1)
+        ),
+        default=0.0,
+    )
+    w_op = max(float(torch.linalg.matrix_norm(w, ord=2)) for w in head)
+    prod = head[0]
+    for w in head[1:]:
+        prod = w @ prod
+    return eps2, w_op, prod
+
+
+def certificate(cfg, model: LinearHeadMLP, x, y, K: int, layers: dict[str, Any]) -> dict[str, Any]:
+    """Theorem 3.1's bounds for the trained network beside its measured NC1/kappa(W_L)/NC2/NC3."""
+    from ...errors import TheoryError
+    from ...theory.bounds import jacot_certificate
+
+    pen = layers.get(layer_label(model.L - 1), {})
+    measured = {k: pen[k] for k in ("nc1_trace", "nc2_kappa", "nc3_cos") if pen.get(k) is not None}
+    q = network_quantities(model, x, y, K, measured)
+    if cfg.model.head_bias:
+        return {
+            "applies": False,
+            "reason": "the linear head has biases; Theorem 3.1 assumes Z_l = W_l Z_(l-1)",
+            "measured": q.measured,
+        }
+    try:
+        return jacot_certificate(q).to_dict()
+    except TheoryError as exc:
+        return {
+            "applies": False,
+            "reason": str(exc),
+            "measured": q.measured,
+            "hypotheses": {"eps1": q.eps1, "eps2": q.eps2, "r": q.r, "c3": q.c3},
+        }

@@ -1,0 +1,69 @@
+"""The deep-ln figure: NC1/NC2/NC3, the objective and ‖w_k‖ against depth beside the GUFM optimum,
+and NC1 during training of every depth (first seed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...runs import RunDir
+
+
+def draw(summary: dict, by_depth: dict[int, dict], histories: dict[int, list], folder: Path):
+    """``folder/depth.png`` from the run's summary, each depth's (seed-aggregated) summary and the
+    logged records of each depth's units."""
+    from ...report.figures import Panel, save_panels
+
+    depths = sorted(by_depth)
+    xs = [float(d) for d in depths]
+
+    def series(key: str) -> tuple:
+        ys = [by_depth[d].get(key) for d in depths]
+        sd = [(by_depth[d].get("std") or {}).get(key) for d in depths]
+        return (xs, ys, sd if all(s is not None for s in sd) else None)
+
+    nc2 = "NC2 (ETF)" if summary["loss"] == "ce" else "NC2 (OF)"
+    nc3 = "NC3" if summary["loss"] == "ce" else "NC3 (OF)"
+    theory_obj = [by_depth[d]["theory"]["objective"] for d in depths]
+    theory_w = [by_depth[d]["theory"]["w_norm"] for d in depths]
+    common = {"xlabel": "depth L", "logx": True, "xticks": xs}
+    panels = [
+        Panel("NC1 of X_L", {"measured": series("nc1")}, logy=True, **common),
+        Panel(nc2, {"measured": series("nc2")}, logy=True, **common),
+        Panel(nc3, {"measured": series("nc3_match")}, logy=True, **common),
+        Panel(
+            "objective vs the GUFM optimum",
+            {"trained network": series("objective"), "L*_GUFM (theory)": (xs, theory_obj)},
+            **common,
+        ),
+        Panel(
+            "mean ||w_k||",
+            {"measured": series("w_norm"), "GUFM (theory)": (xs, theory_w)},
+            **common,
+        ),
+    ]
+    curves = {}
+    for d in depths:
+        hist = histories[d][0]
+        curves[f"L={d}"] = ([r["epoch"] for r in hist], [r.get("nc1") for r in hist])
+    panels.append(Panel("NC1 during training (first seed)", curves, xlabel="epoch", logy=True))
+    title = (
+        f"deep-ln: {summary['block'].upper()}, {summary['loss'].upper()}, width "
+        f"{summary['width']}, {summary['data']}"
+    )
+    return [save_panels(Path(folder) / "depth.png", panels, title, ncols=3)]
+
+
+def draw_from_dir(run_dir: RunDir) -> list[Path]:
+    """Redraw the figure of a finished run from its units' files."""
+    summary = run_dir.read_summary()
+    by_depth, histories = {}, {}
+    for d in summary["depths"]:
+        by_depth[d] = summary["by_depth"][f"L{d}"]
+        units = sorted((Path(run_dir.path) / "units").glob(f"L{d}_seed-*"))
+        histories[d] = [RunDir(u, create=False).read_metrics() for u in units]
+    return draw(summary, by_depth, histories, run_dir.figures)
+
+
+def redraw(run_dir: RunDir) -> None:
+    """Re-render the figure of a finished run (``Experiment.figures``)."""
+    draw_from_dir(run_dir)

@@ -1,0 +1,62 @@
+"""The deep-ln objective and measurement: the exact loss, the GUFM optimum a depth-L network
+approaches, and the trained network's objective, collapse of X_L and accuracy."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+
+def fit_loss(
+    logits: torch.Tensor, y: torch.Tensor, onehot: torch.Tensor, loss: str
+) -> torch.Tensor:
+    """Mean CE, or the GUFM's MSE (1/2N)‖Z - Y‖² (sum over classes, mean over samples)."""
+    if loss == "ce":
+        return F.cross_entropy(logits, y)
+    return ((logits - onehot) ** 2).sum(1).mean() / 2
+
+
+@torch.no_grad()
+def measure(model, x, y, xt, yt, lam: float, loss: str, theory) -> dict[str, Any]:
+    """The trained network's objective (float64), collapse of X_L and accuracy."""
+    from ... import ClassStats, collapse_metrics
+
+    K = model.head.out_features
+    h = model.features(x).double()
+    w = model.head.weight.double()
+    logits = h @ w.T
+    onehot = F.one_hot(y, K).double()
+    fit = float(fit_loss(logits, y, onehot, loss))
+    reg_head = lam / 2 * float((w * w).sum())
+    reg = lam / 2 * sum(float((p.double() ** 2).sum()) for p in model.decayed_parameters())
+    stats = ClassStats.from_features(h, y, num_classes=K, weights=w)
+    m = collapse_metrics(stats, w)
+    d = h.shape[1]
+    keys = ("nc1", "nc1_trace", "nc2_etf", "nc2_of", "nc3", "nc3_of", "nc4", "cdnv")
+    out: dict[str, Any] = {k: m.get(k) for k in keys}
+    out.update(
+        nc2=m.get("nc2_etf" if loss == "ce" else "nc2_of"),
+        nc3_match=m.get("nc3" if loss == "ce" else "nc3_of"),
+        objective=fit + reg,
+        gufm_objective=fit + reg_head,  # L_GUFM(W_L, X_L) <= objective
+        objective_gap=fit + reg - theory.objective,
+        fit=fit,
+        w_norm=float(w.norm(dim=1).mean()),
+        w_norm_gap=abs(float(w.norm(dim=1).mean()) - theory.w_norm) / theory.w_norm,
+        sphere_error=float(
+            torch.maximum(h.sum(1).abs().max(), (h.norm(dim=1) - math.sqrt(d)).abs().max())
+        ),
+        train_acc=float((logits.argmax(1) == y).double().mean()),
+        test_acc=float((model(xt).argmax(1) == yt).double().mean()) if len(yt) else None,
+    )
+    return out
+
+
+def theory_for(loss: str, K: int, d: int, lam: float):
+    """The GUFM optimum the depth-L objective approaches as L grows (the paper's main result)."""
+    from ...theory.gufm import gufm_ce, gufm_mse
+
+    return gufm_ce(K, d, lam) if loss == "ce" else gufm_mse(K, d, lam)

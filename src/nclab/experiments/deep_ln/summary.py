@@ -1,0 +1,88 @@
+"""Summary of the ``deep-ln`` experiment: every metric against depth, the trend from the shallowest
+to the deepest network, and the GUFM lower bound checked on every trained network."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+TREND_KEYS = ("nc1", "nc2", "nc3_match", "objective_gap", "w_norm_gap")
+
+
+def spearman(xs: list[float], ys: list[float]) -> float | None:
+    """Spearman rank correlation (ties get their mean rank); None with fewer than 3 points.
+
+    >>> spearman([2, 5, 13], [0.4, 0.2, 0.1])
+    -1.0
+    """
+    pts = [(a, b) for a, b in zip(xs, ys, strict=True) if b is not None and math.isfinite(b)]
+    if len(pts) < 3:
+        return None
+    rx, ry = _ranks([p[0] for p in pts]), _ranks([p[1] for p in pts])
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    vx = math.sqrt(sum((a - mx) ** 2 for a in rx))
+    vy = math.sqrt(sum((b - my) ** 2 for b in ry))
+    return cov / (vx * vy) if vx > 0 and vy > 0 else None
+
+
+def _ranks(v: list[float]) -> list[float]:
+    """0-based ranks of ``v``, ties sharing their mean rank."""
+    order = sorted(range(len(v)), key=v.__getitem__)
+    r = [0.0] * len(v)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2
+        i = j + 1
+    return r
+
+
+def _units(row: dict[str, Any]) -> list[dict[str, Any]]:
+    return row.get("per_seed") or [row]
+
+
+def trend(by_depth: dict[int, dict]) -> dict[str, Any]:
+    """Each of :data:`TREND_KEYS` at the shallowest and deepest network, their ratio, and its
+    Spearman correlation with depth."""
+    depths = sorted(by_depth)
+    out: dict[str, Any] = {"first_depth": depths[0], "last_depth": depths[-1]}
+    for k in TREND_KEYS:
+        vals = [by_depth[d].get(k) for d in depths]
+        a, b = vals[0], vals[-1]
+        out[f"{k}_first"], out[f"{k}_last"] = a, b
+        out[f"{k}_ratio"] = b / a if a and b is not None and a > 0 else None
+        out[f"{k}_spearman"] = spearman([float(d) for d in depths], vals)
+    return out
+
+
+def summarize(cfg, by_depth: dict[int, dict]) -> dict[str, Any]:
+    """The run's summary.json from the (seed-aggregated) summary of each depth; without figures."""
+    depths = sorted(by_depth)
+    first, last = depths[0], depths[-1]
+    units = [u for d in depths for u in _units(by_depth[d])]
+    # L(theta) >= L_GUFM(W_L, X_L) >= L*_GUFM for every network (X_L on the LayerNorm sphere)
+    margins = [u["gufm_objective"] - u["theory"]["objective"] for u in units]
+    tol = 1e-9 * max(1.0, max(abs(u["theory"]["objective"]) for u in units))
+    rows = {f"L{d}": {k: v for k, v in by_depth[d].items() if k != "per_seed"} for d in depths}
+    return {
+        "loss": cfg.train.loss,
+        "block": cfg.model.block,
+        "width": cfg.model.width,
+        "data": cfg.data.name,
+        "num_classes": units[0]["theory"]["K"],
+        "depths": depths,
+        "weight_decay": cfg.train.weight_decay,
+        "wd_over_depth": cfg.train.wd_over_depth,
+        "by_depth": rows,
+        "trend": trend(by_depth),
+        "theory": {"first": by_depth[first]["theory"], "last": by_depth[last]["theory"]},
+        "lower_bound_holds": all(m >= -tol for m in margins),
+        "min_margin_to_gufm_optimum": min(margins),
+        "sphere_error_max": max(u["sphere_error"] for u in units),
+        "train_acc_min": min(u["train_acc"] for u in units),
+        "test_acc_mean": sum(u["test_acc"] or 0.0 for u in units) / len(units),
+    }

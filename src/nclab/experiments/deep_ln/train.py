@@ -1,0 +1,112 @@
+"""Training one deep-ln network (one depth, one seed) on the exact objective
+
+.. math:: \\mathrm{loss}(W_LX_L) + \\frac{\\lambda}{2}\\sum_{l=1}^{L}\\|W_l\\|_F^2
+
+with Adam or SGD (full batch unless ``batch_size``), measured every ``log_every`` epochs with
+:func:`~nclab.experiments.deep_ln.measure.measure`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ...runs import RunDir
+from ...train import TrainState, fit
+from .config import DeepLNConfig
+from .measure import fit_loss, measure, theory_for
+
+
+def build_model(cfg: DeepLNConfig, depth: int, data, in_dim: int) -> torch.nn.Module:
+    from ...models.lnresnet import LNResNet, LNTransformer
+
+    m, K = cfg.model, data.num_classes
+    if m.block in ("t11", "t12"):
+        vocab, seq_len = data.vocab, data.x_train.shape[1]
+        return LNTransformer(vocab, seq_len, m.width, depth, K, m.block)
+    return LNResNet(in_dim, m.width, depth, K, m.block)
+
+
+def make_optimizer(cfg: DeepLNConfig, params) -> torch.optim.Optimizer:
+    """Adam or SGD with momentum, without weight decay (the objective holds the regulariser)."""
+    t = cfg.train
+    if t.optimizer == "adam":
+        return torch.optim.Adam(params, lr=t.lr)
+    return torch.optim.SGD(params, lr=t.lr, momentum=t.momentum)
+
+
+class DepthTraining:
+    """One network in training: the model, its optimiser, the data on the device, λ (divided by
+    the depth with ``wd_over_depth``), the GUFM optimum and the batch order's generator. The order
+    of construction fixes the random numbers each draws."""
+
+    def __init__(self, cfg: DeepLNConfig, depth: int, seed: int, data, device):
+        t = cfg.train
+        self.cfg, self.device = cfg, device
+        K = data.num_classes
+        self.lam = t.weight_decay / depth if t.wd_over_depth else t.weight_decay
+        self.theory = theory_for(t.loss, K, cfg.model.width, self.lam)
+        torch.manual_seed(seed)
+        x, self.y = data.x_train.to(device), data.y_train.to(device)
+        xt, self.yt = data.x_test.to(device), data.y_test.to(device)
+        self.x, self.xt = x.flatten(1), xt.flatten(1)
+        self.model = build_model(cfg, depth, data, self.x.shape[1]).to(device)
+        self.decayed = self.model.decayed_parameters()
+        self.opt = make_optimizer(cfg, self.model.parameters())
+        self.N = len(self.y)
+        self.B = min(t.batch_size or self.N, self.N)
+        self.onehot = F.one_hot(self.y, K).to(self.x.dtype)
+        self.gen = torch.Generator().manual_seed(seed + 7919)
+
+    def state(self) -> TrainState:
+        return TrainState(model=self.model, optimizer=self.opt, generators=self.gen)
+
+    def step(self, idx) -> float:
+        """One optimiser step on the samples ``idx`` (a slice for the full batch); returns the
+        batch's objective weighted by its share of the training set."""
+        y = self.y[idx]
+        loss = fit_loss(self.model(self.x[idx]), y, self.onehot[idx], self.cfg.train.loss)
+        loss = loss + self.lam / 2 * sum((p * p).sum() for p in self.decayed)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        return float(loss.detach()) * (len(y) / self.N)
+
+    def train_epoch(self, epoch: int) -> dict[str, Any]:
+        N, B = self.N, self.B
+        perm = torch.randperm(N, generator=self.gen).to(self.device) if B < N else None
+        total = 0.0
+        for i in range(0, N, B):
+            total += self.step(perm[i : i + B] if perm is not None else slice(None))
+        return {"train_objective": total}
+
+    def evaluate(self, epoch: int) -> dict[str, Any]:
+        return measure(
+            self.model, self.x, self.y, self.xt, self.yt, self.lam, self.cfg.train.loss, self.theory
+        )
+
+
+def train_unit(cfg: DeepLNConfig, depth: int, seed: int, data, unit: RunDir, device) -> dict:
+    """Train the depth-``depth`` network of seed ``seed`` in ``unit``; returns its summary (the
+    last measurement, λ and the GUFM optimum)."""
+    u = DepthTraining(cfg, depth, seed, data, device)
+    history = fit(
+        epochs=cfg.train.epochs,
+        train_epoch=u.train_epoch,
+        evaluate=u.evaluate,
+        log_every=cfg.log_every,
+        run=unit,
+        state=u.state(),
+        checkpoint_every=cfg.checkpoint_every,
+        description=f"deep-ln L={depth} seed={seed}",
+    )
+    final = {k: v for k, v in history[-1].items() if k not in ("epoch", "train_objective")}
+    return {
+        "depth": depth,
+        "seed": seed,
+        "weight_decay": u.lam,
+        "theory": u.theory.to_dict(),
+        **final,
+    }

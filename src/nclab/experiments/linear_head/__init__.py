@@ -1,0 +1,38 @@
+"""Deep networks with linear heads (Jacot, Súkeník, Wang & Mondelli, ICLR 2025, §6 and App. A).
+
+``nclab run linear-head --preset NAME``: L1 nonlinear layers followed by L2 linear layers, trained
+with MSE (or CE) and weight decay, measured layer by layer with :class:`~nclab.CollapseProbe`
+every ``measure_every`` epochs from the backbone's output on (NC1 ``nc1_trace``, NC2 ``nc2_kappa``,
+NC3 ``nc3_cos`` of Z_{L-1} with W_L, balancedness of consecutive weights, negativity of nonlinear
+pre-activations, class-mean Gram matrices of the head), and certified at the end with Theorem 3.1
+(:func:`nclab.theory.bounds.jacot_certificate`). Sweeps over the linear depth L2 (Fig. 2) or the
+nonlinear depth L1 (Fig. 3) train one network per (depth, weight decay or learning rate, seed).
+
+Runs under ``torchrun --nproc_per_node P`` (gloo on CPU, nccl on GPU): each rank trains on its
+shard of every batch (DDP), the probe all-reduces its statistics, every rank reports the same
+numbers and rank 0 writes the files. See ``docs/linear-head.md``.
+
+Modules: :mod:`.config` (settings), :mod:`.presets`, :mod:`.sweep` (the units of a run and the run),
+:mod:`.train` (one network), :mod:`.measure` (layer-wise metrics, Theorem 3.1's inputs and
+certificate), :mod:`.summary`, :mod:`.figures`, :mod:`.distributed` (torchrun).
+"""
+
+from __future__ import annotations
+
+from ..protocol import Experiment
+from .config import LinearHeadConfig
+from .presets import PRESETS
+from .sweep import run
+
+EXPERIMENT = Experiment(
+    name="linear-head",
+    description="MLP/ResNet with deep linear heads (Jacot et al. 2025): layer-wise collapse over "
+    "training, linear/nonlinear depth sweeps, Theorem 3.1 certificate",
+    config_cls=LinearHeadConfig,
+    run=run,
+    presets=PRESETS,
+    default_preset="fig1-mlp-quick",
+    batched_seeds=True,
+)
+
+__all__ = ["EXPERIMENT", "PRESETS", "LinearHeadConfig", "run"]

@@ -1,0 +1,68 @@
+"""The linear-head experiment's settings: data, network (L1 nonlinear + L2 linear layers), training,
+measurement and the depth sweep."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ...config import Config
+from ..common.data import RealDataCfg
+
+Sweep = Literal["none", "linear_depth", "nonlinear_depth"]
+
+
+class DataCfg(RealDataCfg):
+    name: Literal["digits", "mnist1d", "mnist", "fashion-mnist", "cifar10", "mixture"] = "mnist1d"
+    # "mixture": a Gaussian mixture of ``mixture_modes`` modes per class (nclab.data.mixtures)
+    mixture_modes: int = 3
+    mixture_dim: int = 20
+    mixture_separation: float = 3.0
+    mixture_noise: float = 0.3
+
+
+class ModelCfg(Config):
+    backbone: Literal["none", "resnet20"] = "none"
+    L1: int = 5
+    L2: int = 4
+    width: int = 128
+    first_width: int | None = None
+    head_width: int | None = None
+    activation: Literal["relu", "leaky_relu", "smooth_relu"] = "relu"
+    bias: bool = True
+    head_bias: bool = False
+    init: Literal["kaiming", "torch"] = "kaiming"
+    init_scale: float = 1.0
+    resnet_width: int = 16
+
+
+class TrainCfg(Config):
+    epochs: int = 300
+    lr: float = 1e-3
+    weight_decay: float = 1.8e-3
+    optimizer: Literal["sgd", "adam", "adamw"] = "adam"
+    momentum: float = 0.9
+    batch_size: int | None = None
+    loss: Literal["mse", "ce"] = "mse"
+    lr_drop_at: float = 0.8
+    lr_drop_factor: float = 0.1
+
+
+class LinearHeadConfig(Config):
+    seed: int = 0
+    seeds: int = 1
+    data: DataCfg = DataCfg()
+    model: ModelCfg = ModelCfg()
+    train: TrainCfg = TrainCfg()
+    measure_every: int = 10
+    measure_from: int = 2
+    measure_batch: int = 1024
+    sweep: Sweep = "none"
+    sweep_values: list[int] = Field(default_factory=list)
+    sweep_weight_decays: list[float] = Field(default_factory=list)
+    sweep_lrs: list[float] = Field(default_factory=list)
+    wd_over_depth: bool = False
+    checkpoint_every: int = 50
+    device: str = "auto"
+    threads: int = 1  # torch CPU threads, set by the runner for the run

@@ -1,0 +1,140 @@
+"""Figures of the linear-head experiment, as in Jacot et al. (ICLR 2025): metrics per layer over
+training with ±1 std bands over seeds (Fig. 1 / Fig. 4), class-mean Gram heatmaps of the linear head,
+metrics against the linear depth (Fig. 2) and the nonlinear depth (Fig. 3)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from ...runs import RunDir
+
+
+def _band(histories: list[list[dict]], path: tuple[str, ...]) -> tuple[list, list, list]:
+    """(epochs, mean, std) of a nested record value over seeds, at the epochs every seed logged."""
+    per_epoch: dict[int, list[float]] = defaultdict(list)
+    for hist in histories:
+        for rec in hist:
+            v: Any = rec
+            for p in path:
+                v = v.get(p) if isinstance(v, dict) else None
+            if isinstance(v, int | float) and math.isfinite(v):
+                per_epoch[rec["epoch"]].append(float(v))
+    xs, ms, ss = [], [], []
+    for ep in sorted(per_epoch):
+        vals = per_epoch[ep]
+        if len(vals) != len(histories):
+            continue
+        m = sum(vals) / len(vals)
+        xs.append(ep)
+        ms.append(m)
+        ss.append(math.sqrt(sum((v - m) ** 2 for v in vals) / len(vals)))
+    return xs, ms, ss
+
+
+def draw(
+    cfg, results: list[tuple[dict, dict, list]], summary: dict[str, Any], run_dir: RunDir
+) -> list[Path]:
+    """The run's figures: training curves and Grams of one network (over seeds), or the metrics
+    against depth of a sweep."""
+    if cfg.sweep == "none":
+        return collapse_figures(cfg, results, summary, run_dir)
+    return [depth_figure(cfg, summary, run_dir)]
+
+
+def collapse_figures(
+    cfg, results: list[tuple[dict, dict, list]], summary: dict[str, Any], run_dir: RunDir
+) -> list[Path]:
+    """Fig. 1 / Fig. 4: every layer's NC1, NC2, balancedness and negativity over training (mean and
+    ±1 std over seeds), and the class-mean Gram matrices of the head at the end (first seed)."""
+    from ...report.figures import Panel, heatmaps, save_panels
+
+    hists = [h for _, _, h in results]
+    names = [rec["name"] for rec in results[0][1]["layers"]]
+    kinds = {rec["name"]: rec["kind"] for rec in results[0][1]["layers"]}
+    panels = []
+    for title, key, only in (
+        ("NC1: tr Σ_W / tr Σ_B", "nc1_trace", None),
+        ("NC2: κ(class means)", "nc2_kappa", None),
+        ("balancedness (W_l, W_l+1)", "balancedness", None),
+        ("negativity of pre-activations", "negativity", "nonlinear"),
+    ):
+        series = {}
+        for n in names:
+            if only and kinds[n] != only:
+                continue
+            xs, ms, ss = _band(hists, ("layers", n, key))
+            if xs:
+                series[f"{n} ({kinds[n][:3]})"] = (xs, ms, ss)
+        panels.append(Panel(title, series, xlabel="epoch", logy=True))
+    s = results[0][1]
+    figs = [
+        save_panels(
+            run_dir.figures / "collapse.png",
+            panels,
+            suptitle=f"{cfg.data.name}: {s['L1']} nonlinear + {s['L2']} linear layers, "
+            f"wd {s['weight_decay']:g}, lr {s['lr']:g} ({len(results)} seed(s), ±1 std)",
+        )
+    ]
+    if summary.get("grams"):
+        figs.append(
+            heatmaps(
+                run_dir.figures / "grams.png",
+                {f"{n} class-mean Gram": g for n, g in summary["grams"].items()},
+                suptitle="class-mean Gram matrices of the linear head (seed "
+                f"{s['seed']}, end of training)",
+            )
+        )
+    return figs
+
+
+def depth_figure(cfg, summary: dict[str, Any], run_dir: RunDir) -> Path:
+    """Fig. 2 / Fig. 3: derived metrics against the linear or nonlinear depth, one curve per
+    weight decay or learning rate (±1 std over seeds)."""
+    from ...report.figures import Panel, save_panels
+
+    key = "L2" if cfg.sweep == "linear_depth" else "L1"
+    other = "weight_decay" if cfg.sweep == "linear_depth" else "lr"
+    by_other: dict[Any, list[dict]] = defaultdict(list)
+    for rec in summary["sweep"]:
+        by_other[rec[other]].append(rec)
+    if cfg.sweep == "linear_depth":
+        items = [
+            ("NC2 of Z_(L-1) (last hidden layer)", "nc2_last"),
+            ("NC2 of Z_(L1) (input of the linear head)", "nc2_head_input"),
+            ("NC1 of Z_(L-1)", "nc1_last"),
+        ]
+    else:
+        items = [
+            ("mean balancedness of nonlinear layers", "balancedness_nonlinear_mean"),
+            ("min balancedness of nonlinear layers", "balancedness_nonlinear_min"),
+            ("mean negativity of nonlinear layers", "negativity_mean"),
+            ("min negativity of nonlinear layers", "negativity_min"),
+        ]
+    xlabel = f"{key} ({'linear' if key == 'L2' else 'nonlinear'} layers)"
+    panels = [
+        Panel(title, _depth_series(by_other, key, other, d), xlabel=xlabel, logy=True)
+        for title, d in items
+    ]
+    name = "depth.png" if cfg.sweep == "linear_depth" else "nonlinear_depth.png"
+    return save_panels(
+        run_dir.figures / name,
+        panels,
+        suptitle=f"{cfg.data.name}: metrics against {key} (±1 std over seeds)",
+    )
+
+
+def _depth_series(
+    by_other: dict[Any, list[dict]], key: str, other: str, d: str
+) -> dict[str, tuple[list, list, list]]:
+    """One (depths, means, stds) series of the derived scalar ``d`` per value of ``other``."""
+    series = {}
+    for o, recs in sorted(by_other.items()):
+        recs = sorted(recs, key=lambda r: r[key])
+        xs = [r[key] for r in recs if r["derived"].get(d) is not None]
+        ms = [r["derived"][d] for r in recs if r["derived"].get(d) is not None]
+        ss = [r["std"]["derived"].get(d) or 0.0 for r in recs if r["derived"].get(d) is not None]
+        series[f"{other} {o:g}"] = (xs, ms, ss)
+    return series

@@ -1,0 +1,213 @@
+"""Training one network of the linear-head experiment (one depth, weight decay, learning rate, seed).
+
+The loss follows ``torch.nn.MSELoss``: :math:`\\frac{1}{BK}\\sum_i \\|f(x_i) - y_i\\|^2` over a batch of
+B samples with one-hot :math:`y_i` (``loss = "ce"``: mean cross-entropy); weight decay is the
+optimiser's (coupled L2 for SGD and Adam, decoupled for AdamW); the learning rate drops by
+``lr_drop_factor`` after ``lr_drop_at`` of the epochs (the paper: x0.1 at 80 %).
+
+Under torch.distributed each rank computes its shard ``batch[rank::world]`` of every batch and scales
+its loss so that DDP's gradient average equals the full batch's gradient.
+
+:func:`train_unit` builds a :class:`UnitTraining` (model, optimiser, schedule, data on the device),
+runs :func:`nclab.train.fit` with its :meth:`~UnitTraining.train_epoch` and
+:meth:`~UnitTraining.evaluate`, and summarises the trained network with Theorem 3.1's certificate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ...models.mlp import LinearHeadMLP
+from ...runs import RunDir
+from ...train import TrainState, fit
+from .distributed import sum_over_ranks
+from .measure import certificate, layer_label, measure_layers
+
+
+def build_model(cfg, job: dict[str, Any], input_shape: tuple[int, ...], K: int) -> LinearHeadMLP:
+    m = cfg.model
+    L1, L2 = job["L1"], job["L2"]
+    if L1 < 0 or L2 < 1:
+        from ...errors import ConfigError
+
+        raise ConfigError(f"need L1 >= 0 nonlinear and L2 >= 1 linear layers, got {L1}, {L2}")
+    widths = [m.width] * L1
+    if L1 and m.first_width:
+        widths[0] = m.first_width
+    head = [m.head_width or m.width] * (L2 - 1)
+    kw = dict(
+        activation=m.activation,
+        bias=m.bias,
+        head_bias=m.head_bias,
+        init=m.init,
+        init_scale=m.init_scale,
+    )
+    if m.backbone == "resnet20":
+        from ...models.resnet import resnet20_mlp
+
+        return resnet20_mlp(K, widths, head, in_channels=input_shape[0], width=m.resnet_width, **kw)
+    in_dim = 1
+    for s in input_shape:
+        in_dim *= s
+    return LinearHeadMLP(in_dim, K, widths, head, **kw)
+
+
+def make_optimizer(cfg, params, lr: float, wd: float) -> torch.optim.Optimizer:
+    t = cfg.train
+    if t.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=lr, momentum=t.momentum, weight_decay=wd)
+    if t.optimizer == "adam":
+        return torch.optim.Adam(params, lr=lr, weight_decay=wd)
+    return torch.optim.AdamW(params, lr=lr, weight_decay=wd)
+
+
+def train_mse_from_stats(stats, K: int) -> float:
+    """Mean over N*K entries of (Z_L - Y)^2, exactly, from the class statistics of Z_L:
+    sum_c [within-class sum of squares + n_c ||mu_c - e_c||^2] / (N K)."""
+    eye = torch.eye(K, dtype=stats.means.dtype, device=stats.means.device)
+    n = stats.counts.to(stats.means.dtype)
+    total = stats.class_ss.sum() + (n * ((stats.means - eye) ** 2).sum(1)).sum()
+    return float(total / (n.sum() * K))
+
+
+def _ddp(model: LinearHeadMLP, device: torch.device) -> tuple[LinearHeadMLP, torch.nn.Module]:
+    """(the model, batch norms synchronised on GPUs; it wrapped for DistributedDataParallel)."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    if device.type == "cuda":
+        model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    return model, DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+
+
+class UnitTraining:
+    """One network in training: the model (``net``: DDP-wrapped under torch.distributed), its
+    optimiser and learning-rate schedule, the data on the device, this rank's shard and the batch
+    order's generator. The order of construction fixes the random numbers each draws."""
+
+    def __init__(self, cfg, job: dict[str, Any], data, rank: int, world: int, device):
+        self.cfg, self.rank, self.world, self.device = cfg, rank, world, device
+        self.K = K = data.num_classes
+        torch.manual_seed(job["seed"])
+        self.model = self.net = build_model(cfg, job, data.input_shape, K).to(device)
+        if world > 1:
+            self.model, self.net = _ddp(self.model, device)
+        t = cfg.train
+        self.opt = make_optimizer(cfg, self.model.parameters(), job["lr"], job["weight_decay"])
+        drop = [max(1, round(t.lr_drop_at * t.epochs))] if t.lr_drop_at < 1.0 else []
+        self.sched = torch.optim.lr_scheduler.MultiStepLR(self.opt, drop, gamma=t.lr_drop_factor)
+        self.x, self.y = data.x_train.to(device), data.y_train.to(device)
+        self.xt, self.yt = data.x_test.to(device), data.y_test.to(device)
+        self.N = N = len(self.y)
+        self.onehot = F.one_hot(self.y, K).to(self.x.dtype)
+        self.B = min(t.batch_size or N, N)
+        self.gen = torch.Generator().manual_seed(job["seed"] + 7919)
+        self.shard = torch.arange(rank, N, world, device=device)
+        mb = cfg.measure_batch
+        self.probe_loader = [
+            (self.x[self.shard[i : i + mb]], self.y[self.shard[i : i + mb]])
+            for i in range(0, len(self.shard), mb)
+        ]
+        self.final: dict[str, Any] = {}  # the last epoch's measurement (with the Gram matrices)
+
+    def state(self) -> TrainState:
+        return TrainState(
+            model=self.model, optimizer=self.opt, scheduler=self.sched, generators=self.gen
+        )
+
+    def step(self, idx: torch.Tensor) -> torch.Tensor:
+        """One optimiser step on the batch ``idx`` (this rank's part of it); returns the batch's
+        summed loss on this rank."""
+        mine = idx[self.rank :: self.world]
+        out = self.net(self.x[mine])
+        if self.cfg.train.loss == "mse":
+            loss_sum = ((out - self.onehot[mine]) ** 2).sum() / self.K
+        else:
+            loss_sum = F.cross_entropy(out, self.y[mine], reduction="sum")
+        loss = loss_sum * (self.world / len(idx))
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        return loss_sum.detach()
+
+    def train_epoch(self, epoch: int) -> dict[str, Any]:
+        """One pass over the (shuffled, unless full-batch) training set, then the schedule's step."""
+        self.net.train()
+        N, B, device = self.N, self.B, self.device
+        perm = (
+            torch.randperm(N, generator=self.gen).to(device)
+            if B < N
+            else torch.arange(N, device=device)
+        )
+        total = torch.zeros((), dtype=torch.float64, device=device)
+        for i in range(0, N, B):
+            total += self.step(perm[i : i + B]).to(torch.float64)
+        self.sched.step()
+        return {
+            "train_loss": float(sum_over_ranks(total, self.world)) / N,
+            "lr": self.opt.param_groups[0]["lr"],
+        }
+
+    @torch.no_grad()
+    def test_acc(self) -> float:
+        self.model.eval()
+        mb, xt, yt = self.cfg.measure_batch, self.xt, self.yt
+        correct = sum(
+            int((self.model(xt[i : i + mb]).argmax(1) == yt[i : i + mb]).sum())
+            for i in range(0, len(yt), mb)
+        )
+        return correct / max(1, len(yt))
+
+    def measure(self, grams: bool) -> dict[str, Any]:
+        return measure_layers(
+            self.model, self.probe_loader, self.K, first=self.cfg.measure_from, grams=grams
+        )
+
+    def evaluate(self, epoch: int) -> dict[str, Any]:
+        """The logged record: train MSE and accuracy, test accuracy, every measured layer."""
+        final = epoch + 1 == self.cfg.train.epochs
+        res = self.measure(grams=final)
+        rec = {
+            "train_mse": train_mse_from_stats(res["stats"][layer_label(self.model.L)], self.K),
+            "train_acc": res["train_acc"],
+            "test_acc": self.test_acc(),
+            "layers": res["layers"],
+        }
+        if final:
+            self.final.update(res)
+        return rec
+
+
+def train_unit(
+    cfg, job: dict[str, Any], data, unit_dir: RunDir, rank: int, world: int, device: torch.device
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Train one network and measure it; returns (summary, logged records)."""
+    u = UnitTraining(cfg, job, data, rank, world, device)
+    history = fit(
+        epochs=cfg.train.epochs,
+        train_epoch=u.train_epoch,
+        evaluate=u.evaluate,
+        log_every=cfg.measure_every,
+        run=unit_dir,
+        state=u.state(),
+        checkpoint_every=cfg.checkpoint_every,
+        progress=rank == 0,
+        description=f"linear-head {job['label']}",
+    )
+    if not u.final:  # resumed after the final evaluation was logged: measure again
+        u.final.update(u.measure(grams=True))
+    final_rec = history[-1]
+    cert = certificate(cfg, u.model, u.x[u.shard], u.y[u.shard], u.K, final_rec["layers"])
+    summary = {k: job[k] for k in ("L1", "L2", "weight_decay", "lr", "seed")}
+    summary.update(
+        layers=[{"name": name, **rec} for name, rec in final_rec["layers"].items()],
+        train_mse=final_rec["train_mse"],
+        train_acc=final_rec["train_acc"],
+        test_acc=final_rec["test_acc"],
+        certificate=cert,
+        grams=u.final.get("grams", {}),
+        epochs=cfg.train.epochs,
+    )
+    return summary, history
