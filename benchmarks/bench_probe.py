@@ -1,7 +1,7 @@
 """Benchmark: layer-wise probing of the 9-layer MLP (5 nonlinear + 4 linear layers, Jacot et al.
 2025) over MNIST-1D's 4000 training samples — nclab's streaming probe against the plain way.
 
-Ours (``nclab.experiments.linear_head_measure.measure_layers``, what the ``linear-head`` experiment
+Ours (``nclab.experiments.linear_head.measure.measure_layers``, what the ``linear-head`` experiment
 runs every few epochs): one pass of a :class:`~nclab.CollapseProbe` on Z_2 .. Z_9 streaming
 500-sample batches into float64 :class:`~nclab.ClassStats` (``scatter="none"``: ``nc1_trace`` needs
 only the per-class sums of squares; ``nc3_cos`` of Z_8 with W_9 accumulated in the same pass), and
@@ -35,7 +35,7 @@ from pathlib import Path
 import torch
 
 from nclab.data.real import mnist1d
-from nclab.experiments.linear_head_measure import measure_layers
+from nclab.experiments.linear_head.measure import measure_layers
 from nclab.models.mlp import LinearHeadMLP
 
 BATCH = 500
