@@ -122,15 +122,17 @@ CLAIMS: list[Claim] = [
 
 def _depth_checks(nc2: str, nc_ratio: float, nc2_ratio: float, gap_ratio: float | None):
     """The checks of a depth claim: the lower bound, NC1 / NC2 / the gap falling with depth."""
-    gap = [
-        Check(
-            f"the gap to the GUFM optimum shrinks (deepest/shallowest <= {gap_ratio:g})",
-            "trend.objective_gap_ratio",
-            "<=",
-            gap_ratio,
-            name="gap-shrinks",
+    gap = []
+    if gap_ratio is not None:
+        gap.append(
+            Check(
+                f"the gap to the GUFM optimum shrinks (deepest/shallowest <= {gap_ratio:g})",
+                "trend.objective_gap_ratio",
+                "<=",
+                gap_ratio,
+                name="gap-shrinks",
+            )
         )
-    ]
     return [
         Check(
             "every trained network respects objective >= L_GUFM(W_L, X_L) >= L*_GUFM",
@@ -153,7 +155,7 @@ def _depth_checks(nc2: str, nc_ratio: float, nc2_ratio: float, gap_ratio: float 
             nc2_ratio,
             name="nc2-falls",
         ),
-        *(gap if gap_ratio is not None else []),
+        *gap,
         Check(
             "NC1 decreases monotonically in depth (Spearman <= -0.9)",
             "trend.nc1_spearman",
