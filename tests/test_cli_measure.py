@@ -110,6 +110,18 @@ BAD = {
         },
         "weights must have shape",
     ),
+    "bias shape": (
+        {
+            "features": np.random.rand(4, 2),
+            "labels": np.array([0, 1, 0, 1]),
+            "bias": np.ones(3),
+        },
+        "bias must have shape (K,) = (2,)",
+    ),
+    "no rows": (
+        {"features": np.zeros((0, 2)), "labels": np.zeros(0, int)},
+        "features must have at least one row",
+    ),
 }
 
 
@@ -121,6 +133,15 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, case):
     assert code == 2, err
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("nclab: error:") and match in err
+
+
+def test_integer_features_are_measured_as_float64():
+    from nclab.measure import measure_arrays
+
+    x, y, _, _ = make()
+    xi = torch.from_numpy(np.round(x * 10)).to(torch.int32)
+    yi = torch.from_numpy(y).to(torch.int32)
+    assert measure_arrays(xi, yi) == measure_arrays(xi.to(torch.float64), yi.long())
 
 
 def test_unreadable_and_unknown_files(tmp_path, capsys):

@@ -218,6 +218,13 @@ def test_bad_input_is_a_clear_error(features, labels, match):
         s.update(features, labels)
 
 
+def test_from_features_without_samples_needs_num_classes():
+    x, y = torch.randn(0, 4), torch.zeros(0, dtype=torch.long)
+    assert ClassStats.from_features(x, y, num_classes=3).num_samples == 0
+    with pytest.raises(DataError, match="num_classes"):
+        ClassStats.from_features(x, y)
+
+
 def test_bad_constructor_and_merge():
     with pytest.raises(DataError):
         ClassStats(0, 3)
@@ -248,7 +255,10 @@ def test_in_place_accumulation_keeps_objects_apart():
     for i in range(0, 500, 50):  # alternate: both use the same workspace slots
         a.update(x[i : i + 50], y[i : i + 50])
         b.update(2 * x[i : i + 50] + 1, y[i : i + 50])
-    ref_a, ref_b = ClassStats(6, 16, per_class_scatter=True), ClassStats(6, 16, per_class_scatter=True)
+    ref_a, ref_b = (
+        ClassStats(6, 16, per_class_scatter=True),
+        ClassStats(6, 16, per_class_scatter=True),
+    )
     ref_a.update(x, y)
     ref_b.update(2 * x + 1, y)
     assert_same(a, ref_a)
