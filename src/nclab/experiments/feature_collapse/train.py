@@ -30,9 +30,10 @@ from ...models.wordnet import WordNet, full_batch_objective, sgd_step
 from ...runs import RunDir
 from ...threads import torch_threads
 from ...train import TrainState, fit
-from . import measure as M
 from .config import FCConfig, validate, weight_decays
 from .figures import save_figures
+from .measure import accuracy as accuracy_of
+from .measure import measure as measure_network
 from .summary import summarize
 
 
@@ -154,11 +155,11 @@ class Trainer:
 
     # --- measurements ----------------------------------------------------------------------------
     def accuracy(self, x: torch.Tensor, y: torch.Tensor) -> float:
-        return M.accuracy(self.net, x, y)
+        return accuracy_of(self.net, x, y)
 
     def measure(self, full: bool = True) -> dict[str, Any]:
         """:func:`~.measure.measure` of the network now (``full``: every embedding metric)."""
-        return M.measure(
+        return measure_network(
             self.net, self.task, self.data, self.lam_w, self.lam_u, self.steps, full=full
         )
 

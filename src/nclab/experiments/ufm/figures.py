@@ -21,8 +21,8 @@ import numpy as np
 
 from ...report.figures import Panel, save_panels
 from ...runs import RunDir
-from . import measure as M
 from .config import UFMConfig
+from .measure import theory_for, theory_norms
 
 
 def _stat(values: list[Any]) -> tuple[float | None, float | None]:
@@ -50,68 +50,41 @@ def _frame(cfg) -> str:
     return "etf" if cfg.loss == "ce" or cfg.bias != "none" else "of"
 
 
+def _iteration_panel(title: str, curves: dict, **kw: Any) -> Panel:
+    return Panel(title, curves, xlabel="iteration", logy=True, **kw)
+
+
+def _metric(history: list[dict], layer: str, key: str) -> tuple:
+    """(steps, mean over seeds) of one metric of one layer."""
+    return _series(history, lambda r: r["metrics"][layer][key])
+
+
 def training_figure(path: Path, cfg, history: list[dict], summary: dict) -> Path:
     """Objective, gap, NC1, NC2 and NC3 vs iteration (mean over seeds, ±1 std band)."""
     layers = list(history[-1]["metrics"])
     last = layers[-1]
-    frame = _frame(cfg)
     theory = summary.get("theory_objective")
-    panels = [
-        Panel(
-            "objective",
-            {"gradient descent": _series(history, lambda r: r["objective"])},
-            xlabel="iteration",
-            logy=True,
-            hlines=[(theory, "theory optimum")] if theory is not None else (),
-        )
-    ]
+    hlines = [(theory, "theory optimum")] if theory is not None else ()
+    objective = {"gradient descent": _series(history, lambda r: r["objective"])}
+    panels = [_iteration_panel("objective", objective, hlines=hlines)]
     if theory is not None:
-        panels.append(
-            Panel(
-                "|f - f*| / f*",
-                {"relative gap": _series(history, lambda r: r["objective_gap"])},
-                xlabel="iteration",
-                logy=True,
-            )
-        )
-    panels.append(
-        Panel(
-            "NC1",
-            {name: _series(history, lambda r, n=name: r["metrics"][n]["nc1"]) for name in layers},
-            xlabel="iteration",
-            logy=True,
-        )
-    )
+        gap = {"relative gap": _series(history, lambda r: r["objective_gap"])}
+        panels.append(_iteration_panel("|f - f*| / f*", gap))
+    nc1 = {name: _metric(history, name, "nc1") for name in layers}
+    panels.append(_iteration_panel("NC1", nc1))
     key, wkey, nc3 = (
-        ("nc2_of", "nc2_w_of", "nc3_of") if frame == "of" else ("nc2_etf", "nc2_w_etf", "nc3")
+        ("nc2_of", "nc2_w_of", "nc3_of") if _frame(cfg) == "of" else ("nc2_etf", "nc2_w_etf", "nc3")
     )
-    nc2 = {
-        f"{name} ({key})": _series(history, lambda r, n=name: r["metrics"][n][key])
-        for name in layers
-    }
-    nc2[f"W ({wkey})"] = _series(history, lambda r: r["metrics"][last][wkey])
-    panels.append(Panel("NC2", nc2, xlabel="iteration", logy=True))
-    panels.append(
-        Panel(
-            "NC3",
-            {f"W vs {last} ({nc3})": _series(history, lambda r: r["metrics"][last][nc3])},
-            xlabel="iteration",
-            logy=True,
-        )
-    )
-    other = [
-        k
+    nc2 = {f"{name} ({key})": _metric(history, name, key) for name in layers}
+    nc2[f"W ({wkey})"] = _metric(history, last, wkey)
+    panels.append(_iteration_panel("NC2", nc2))
+    panels.append(_iteration_panel("NC3", {f"W vs {last} ({nc3})": _metric(history, last, nc3)}))
+    other = {
+        k: _metric(history, last, k)
         for k in ("nc2_etf", "nc2_of", "nc2_w_etf", "nc2_w_of", "nc3", "nc3_of")
         if k not in (key, wkey, nc3)
-    ]
-    panels.append(
-        Panel(
-            f"{last}: the remaining NC2 / NC3 variants",
-            {k: _series(history, lambda r, k=k: r["metrics"][last][k]) for k in other},
-            xlabel="iteration",
-            logy=True,
-        )
-    )
+    }
+    panels.append(_iteration_panel(f"{last}: the remaining NC2 / NC3 variants", other))
     seeds = len(history[-1]["objective"])
     title = f"{summary.get('model', '')}: K={cfg.K}, d={cfg.d}, n={cfg.n}" + (
         f", {seeds} seeds" if seeds > 1 else ""
@@ -123,72 +96,36 @@ def phase_figure(path: Path, cfg, summary: dict) -> Path:
     """Measured (mean over seeds) vs theory across λ, threshold λ* marked."""
     grid = summary["grid"]
     lams = summary["lambdas"]
-    lam_star = summary["threshold_lambda"]
     dense = np.geomspace(min(lams) * 0.9, max(lams) * 1.1, 200)
-    preds = [M.theory_for(cfg, float(x), float(x), float(x))[0] for x in dense]
-    vline = [(lam_star, "threshold λ*")]
+    preds = [theory_for(cfg, float(x), float(x), float(x))[0] for x in dense]
+    vline = [(summary["threshold_lambda"], "threshold λ*")]
 
     def by_lam(get):
         return lams, [_stat([get(g) for g in grid if g["lambda"] == lam])[0] for lam in lams]
 
-    panels = [
-        Panel(
-            "objective",
-            {
-                "GD (mean of seeds)": by_lam(lambda g: g["objective"]),
-                "theory": (list(dense), [p.objective for p in preds]),
-            },
-            xlabel="λ = λ_W = λ_H",
-            logx=True,
-            vlines=vline,
-        )
-    ]
+    def lam_panel(title: str, curves: dict, xlabel: str = "λ", logy: bool = False) -> Panel:
+        return Panel(title, curves, xlabel=xlabel, logx=True, logy=logy, vlines=vline)
+
+    objective = {
+        "GD (mean of seeds)": by_lam(lambda g: g["objective"]),
+        "theory": (list(dense), [p.objective for p in preds]),
+    }
+    panels = [lam_panel("objective", objective, xlabel="λ = λ_W = λ_H")]
     norm_key = next((k for k in ("h_norm", "sigma_H") if k in grid[0]["theory_norms"]), None)
     if norm_key is not None:
-        tn = [M.theory_norms(cfg, p)[norm_key] for p in preds]
-        panels.append(
-            Panel(
-                f"{norm_key} (class-mean feature norm)"
-                if norm_key == "h_norm"
-                else f"{norm_key} (singular value of H)",
-                {
-                    "GD": by_lam(lambda g: g["measured_norms"][norm_key]),
-                    "theory": (list(dense), tn),
-                },
-                xlabel="λ",
-                logx=True,
-                vlines=vline,
-            )
-        )
+        norms = {
+            "GD": by_lam(lambda g: g["measured_norms"][norm_key]),
+            "theory": (list(dense), [theory_norms(cfg, p)[norm_key] for p in preds]),
+        }
+        what = "class-mean feature norm" if norm_key == "h_norm" else "singular value of H"
+        panels.append(lam_panel(f"{norm_key} ({what})", norms))
     keys = sorted({k for g in grid for k in g["expected_zero"]})
-    panels.append(
-        Panel(
-            "collapse metrics (collapsed phase)",
-            {
-                k: by_lam(lambda g, k=k: g["metrics"].get(k) if g["collapsed"] else None)
-                for k in keys
-            },
-            xlabel="λ",
-            logx=True,
-            logy=True,
-            vlines=vline,
-        )
-    )
-    panels.append(
-        Panel(
-            "|f - f*| / f* (worst seed)",
-            {
-                "gap": (
-                    lams,
-                    [max(g["objective_gap"] for g in grid if g["lambda"] == lam) for lam in lams],
-                )
-            },
-            xlabel="λ",
-            logx=True,
-            logy=True,
-            vlines=vline,
-        )
-    )
+    collapse = {
+        k: by_lam(lambda g, k=k: g["metrics"].get(k) if g["collapsed"] else None) for k in keys
+    }
+    panels.append(lam_panel("collapse metrics (collapsed phase)", collapse, logy=True))
+    worst = [max(g["objective_gap"] for g in grid if g["lambda"] == lam) for lam in lams]
+    panels.append(lam_panel("|f - f*| / f* (worst seed)", {"gap": (lams, worst)}, logy=True))
     title = (
         f"{summary.get('model', '')}: phase diagram, K={cfg.K}, d={cfg.d}, n={cfg.n}, "
         f"{len(summary['seeds'])} seeds, {cfg.steps} steps"

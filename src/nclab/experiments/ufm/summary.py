@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...models.ufm import BatchedUFM
-from . import measure as M
 from .config import describe, threshold_lambda
+from .measure import expected_zero, measured_norms, rel_gap, theory_norms
 
 #: grid points this close to the threshold (|criticality - 1| below it) converge slowly (the
 #: curvature of the collapsed mode vanishes there); they are reported but kept out of the
@@ -48,8 +48,8 @@ def _collapse_max(metrics: dict[str, dict[str, Any]], expected: dict[str, tuple]
 
 def _norms(cfg, model: BatchedUFM, probs: list[dict]) -> tuple[list[dict], list[dict]]:
     feats = {k: v.detach() for k, v in model.layer_features().items()}
-    measured = [M.measured_norms(model, feats, b) for b in range(model.B)]
-    theory = [M.theory_norms(cfg, p["pred"]) for p in probs]
+    measured = [measured_norms(model, feats, b) for b in range(model.B)]
+    theory = [theory_norms(cfg, p["pred"]) for p in probs]
     return measured, theory
 
 
@@ -62,11 +62,11 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
         layer: {k: _worst([p[layer][k] for p in per_problem]) for k in keys}
         for layer, keys in per_problem[0].items()
     }
-    expected = M.expected_zero(cfg, pred)
+    expected = expected_zero(cfg, pred)
     cmax, cat = _collapse_max(worst, expected) if expected else (None, None)
     measured, theory = _norms(cfg, model, probs)
     tn = theory[0]
-    norm_gaps = {k: _worst([M.rel_gap(m.get(k), tn[k]) for m in measured]) for k in tn}
+    norm_gaps = {k: _worst([rel_gap(m.get(k), tn[k]) for m in measured]) for k in tn}
     flat = (lambda m: m["H"]) if cfg.depth == 1 else (lambda m: m)
     return {
         "model": describe(cfg),
@@ -113,7 +113,7 @@ def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]
         pred = p["pred"]
         mets = _metrics_of(last, b)
         classifier_layer = list(mets)[-1]
-        expected = M.expected_zero(cfg, pred)
+        expected = expected_zero(cfg, pred)
         cmax, _ = _collapse_max(mets, expected) if expected else (None, None)
         grid.append(
             {

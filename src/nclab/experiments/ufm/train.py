@@ -14,9 +14,9 @@ import torch
 from ...models.ufm import BatchedUFM, UFMSpec, lr_factor
 from ...runs import RunDir
 from ...train import TrainState, fit
-from . import measure as M
 from .config import UFMConfig, check, describe, problems
 from .figures import render
+from .measure import measure, theory_for
 from .summary import phase_summary, single_summary
 
 
@@ -52,7 +52,7 @@ def with_theory(cfg: UFMConfig) -> list[dict[str, Any]]:
     for p in probs:
         key = (p["lambda_w"], p["lambda_w1"], p["lambda_h"])
         if key not in cache:
-            cache[key] = M.theory_for(cfg, *key)
+            cache[key] = theory_for(cfg, *key)
         p["pred"], p["note"] = cache[key]
     return probs
 
@@ -71,8 +71,8 @@ def run(cfg: UFMConfig, run_dir: RunDir) -> dict[str, Any]:
     history = fit(
         steps=cfg.steps,
         train_step=train_step,
-        first_record=lambda: {"lr_factor": 1.0, **M.measure(model, 0, theory_obj)},
-        evaluate=lambda t: M.measure(model, t + 1, theory_obj),
+        first_record=lambda: {"lr_factor": 1.0, **measure(model, 0, theory_obj)},
+        evaluate=lambda t: measure(model, t + 1, theory_obj),
         log_every=cfg.log_every,
         run=run_dir,
         state=TrainState(model=model),
