@@ -198,8 +198,9 @@ def check_jacot_parameters(
     """
     check_int("K", K, 2)
     check_int("N", N, K, min_label=f"K = {K}")
-    check_int("n_penult (the width n_(L-1))", n_penult, K, min_label=f"K = {K}",
-              why="W_L needs rank K")
+    check_int(
+        "n_penult (the width n_(L-1))", n_penult, K, min_label=f"K = {K}", why="W_L needs rank K"
+    )
     check_number("eps1", eps1, lo=0.0)
     check_number("eps2", eps2, lo=0.0)
     check_number("r", r, lo=0.0, lo_open=True)
@@ -290,17 +291,31 @@ def kappa_wl_bound(
 
 
 def nc2_nc3_bounds(
-    kappa_wl: float, eps1: float, r: float, psi_value: float, s_k_y: float, N: int
-) -> tuple[dict[str, float], dict[str, str]]:
-    r"""Bounds (4) and (5) at a given :math:`\kappa(W_L)`: the values that exist
-    (``nc2_bound``, ``nc3_bound``) and, for the others, why not.
+    kappa_wl: float | None,
+    kappa_bound: float | None,
+    eps1: float,
+    r: float,
+    psi_value: float,
+    s_k_y: float,
+    N: int,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    r"""Bounds (4) and (5), evaluated at :math:`\kappa(W_L)` = ``kappa_wl`` (given) or else
+    ``kappa_bound`` (from (3)): the values that exist (``kappa_wl_used``, ``kappa_source``,
+    ``nc2_bound``, ``nc3_bound``) and, for the bounds that do not, why not.
 
-    >>> nc2_nc3_bounds(1.0, 0.0, 1.0, 0.0, 2.0, 100)
-    ({'nc2_bound': 1.0, 'nc3_bound': 1.0}, {})
+    >>> nc2_nc3_bounds(1.0, None, 0.0, 1.0, 0.0, 2.0, 100)[0]
+    {'kappa_wl_used': 1.0, 'kappa_source': 'given', 'nc2_bound': 1.0, 'nc3_bound': 1.0}
     """
-    out: dict[str, float] = {}
+    if kappa_wl is not None:
+        k, source = kappa_wl, "given"
+    elif kappa_bound is not None:
+        k, source = kappa_bound, "bound (3)"
+    else:
+        why = "needs kappa(W_L): pass kappa_wl, or c3 and L2 for bound (3)"
+        return {}, {"nc2_bound": why, "nc3_bound": why}
+    out: dict[str, Any] = {"kappa_wl_used": k, "kappa_source": source}
     skipped: dict[str, str] = {}
-    b2 = nc2_bound(kappa_wl, r, psi_value, s_k_y)
+    b2 = nc2_bound(k, r, psi_value, s_k_y)
     if b2 is None:
         skipped["nc2_bound"] = (
             f"r Psi / s_K(Y) = {r * psi_value / s_k_y:.4g} >= 1: the features are "
@@ -308,7 +323,7 @@ def nc2_nc3_bounds(
         )
     else:
         out["nc2_bound"] = b2
-    b3 = nc3_bound(kappa_wl, eps1, r, psi_value, N)
+    b3 = nc3_bound(k, eps1, r, psi_value, N)
     if b3 <= -1.0:
         skipped["nc3_bound"] = f"vacuous: the bound (5) is {b3:.4g} <= -1"
     else:
@@ -366,29 +381,13 @@ def jacot_bounds(
     failure = hypothesis_failure(eps1, K, s_k_y)
     if failure is not None:
         return JacotBounds(False, failure, s_k_y)
-
     p = psi(eps1, eps2, r, s_k_y, n_penult)
     out: dict[str, Any] = {"psi": p, "nc1_bound": nc1_bound(eps1, eps2, r, K, N, n_penult, s_k_y)}
-    skipped: dict[str, str] = {}
-
     # (3): conditioning of W_L from the conditioning of the linear head
-    head = head_input_op(r, z_op, x_op, L1)
-    values, why = kappa_wl_bound(eps1, eps2, r, s_k_y, c3, L2, head)
+    head_op = head_input_op(r, z_op, x_op, L1)
+    values, why = kappa_wl_bound(eps1, eps2, r, s_k_y, c3, L2, head_op)
     out |= values
-    if why is not None:
-        skipped["kappa_wl_bound"] = why
-
-    # (4), (5): need kappa(W_L), given or from (3)
-    if kappa_wl is not None:
-        k, source = kappa_wl, "given"
-    elif "kappa_wl_bound" in out:
-        k, source = out["kappa_wl_bound"], "bound (3)"
-    else:
-        why = "needs kappa(W_L): pass kappa_wl, or c3 and L2 for bound (3)"
-        skipped["nc2_bound"] = skipped["nc3_bound"] = why
-        return JacotBounds(True, "", s_k_y, skipped=skipped, **out)
-    out["kappa_wl_used"], out["kappa_source"] = k, source
-    values, why_not = nc2_nc3_bounds(k, eps1, r, p, s_k_y, N)
-    out |= values
-    skipped |= why_not
-    return JacotBounds(True, "", s_k_y, skipped=skipped, **out)
+    skipped = {} if why is None else {"kappa_wl_bound": why}
+    # (4), (5): at kappa(W_L), given or from (3)
+    at_kappa, why_not = nc2_nc3_bounds(kappa_wl, out.get("kappa_wl_bound"), eps1, r, p, s_k_y, N)
+    return JacotBounds(True, "", s_k_y, skipped=skipped | why_not, **out, **at_kappa)

@@ -49,8 +49,14 @@ import numpy as np
 
 from ..errors import TheoryError
 from .base import Prediction
-from .feature_collapse_model import equiangular_frame, regularised_risk, word_frequencies
-from .params import check_int, check_multiple, check_number, is_int, require
+from .feature_collapse_model import (
+    check_model_parameters,
+    equiangular_frame,
+    regularised_risk,
+    word_frequencies,
+    words_per_concept,
+)
+from .params import is_int, require
 
 __all__ = [
     "FCThm1",
@@ -68,23 +74,6 @@ __all__ = [
 # --------------------------------------------------------------------------------------------------
 # the scalar problems H(t), H*(t)
 # --------------------------------------------------------------------------------------------------
-
-
-def _check_common(nc: int, L: int, K: int, lam: float) -> None:
-    """The sizes and the weight decay every theorem of the paper needs (K <= nc^L, lam > 0)."""
-    check_int("nc (number of concepts)", nc, 2)
-    check_int("L (sentence length)", L, 1)
-    check_int("K (number of classes)", K, 2)
-    require(K <= nc**L, f"K={K} distinct latent variables do not exist: at most nc^L = {nc**L}")
-    check_number("lam", lam, lo=0.0)
-    require(lam != 0, "lam = 0: the risk has no minimiser (it decreases to 0 as the weights "
-                      "grow); the theorems need lam > 0")
-
-
-def _check_nw(nc: int, nw: int) -> int:
-    """nw words in nc concepts of equal size: the words per concept, sc = nw / nc."""
-    check_multiple("nw", nw, nc, of_label=f"nc = {nc}", why="the concepts have equal sizes")
-    return nw // nc
 
 
 class _LogTerm:
@@ -167,11 +156,13 @@ def fc_thm1(nc: int, nw: int, L: int, K: int, lam: float, d: int | None = None) 
     >>> round(p.tau, 2), round(p.u_norm, 5), p.structure
     (2426.98, 0.40224, 'type-I')
     """
-    _check_common(nc, L, K, lam)
-    _check_nw(nc, nw)
-    require(d is None or (is_int(d) and d >= nc - 1),
-            f"type-I collapse needs nc={nc} equiangular vectors in R^d: an integer d >= "
-            f"{nc - 1}, got d={d!r}")
+    check_model_parameters(nc, L, K, lam)
+    words_per_concept(nc, nw)
+    require(
+        d is None or (is_int(d) and d >= nc - 1),
+        f"type-I collapse needs nc={nc} equiangular vectors in R^d: an integer d >= "
+        f"{nc - 1}, got d={d!r}",
+    )
     eta = nc / (nc - 1) / math.sqrt(nw * K * L)
     g = _LogTerm(nc, L, K, eta)
     lam_max = -g.deriv(0.0)
@@ -180,14 +171,27 @@ def fc_thm1(nc: int, nw: int, L: int, K: int, lam: float, d: int | None = None) 
     else:
         tau, reason = _argmin_convex(lambda t: g.deriv(t) + lam, 1.0 / eta), ""
     exact = K == nc**L
-    note = "" if exact else ("Assumption 1 holds exactly only for K = nc^L; for K < nc^L random "
-                             "latents satisfy it approximately (the paper's use)")
+    note = (
+        ""
+        if exact
+        else (
+            "Assumption 1 holds exactly only for K = nc^L; for K < nc^L random "
+            "latents satisfy it approximately (the paper's use)"
+        )
+    )
     return FCThm1(
-        tau=tau, word_norm=math.sqrt(tau / nw), u_norm=math.sqrt(tau / (K * L)),
-        objective=g.value(tau) + lam * tau, eta=eta, lam_max=lam_max,
+        tau=tau,
+        word_norm=math.sqrt(tau / nw),
+        u_norm=math.sqrt(tau / (K * L)),
+        objective=g.value(tau) + lam * tau,
+        eta=eta,
+        lam_max=lam_max,
         margin=nc / (nc - 1) * math.sqrt(tau / nw) * math.sqrt(tau / (K * L)),
-        collapsed=tau > 0, structure="type-I" if tau > 0 else "zero", assumption_exact=exact,
-        applies=True, reason="; ".join(r for r in (reason, note) if r),
+        collapsed=tau > 0,
+        structure="type-I" if tau > 0 else "zero",
+        assumption_exact=exact,
+        applies=True,
+        reason="; ".join(r for r in (reason, note) if r),
     )
 
 
@@ -231,22 +235,37 @@ def fc_thm3(nc: int, L: int, K: int, lam: float, d: int = 100) -> FCThm3:
     >>> p.structure, round(p.word_rep_norm, 4)
     ('type-II', 10.0)
     """
-    _check_common(nc, L, K, lam)
-    require(is_int(d) and d >= nc,
-            f"type-II collapse needs nc={nc} mean-zero equiangular vectors in R^d: an integer "
-            f"d >= {nc}, got d={d!r}")
+    check_model_parameters(nc, L, K, lam)
+    require(
+        is_int(d) and d >= nc,
+        f"type-II collapse needs nc={nc} mean-zero equiangular vectors in R^d: an integer "
+        f"d >= {nc}, got d={d!r}",
+    )
     eta = nc / (nc - 1) * math.sqrt(d / (K * L))
     g = _LogTerm(nc, L, K, eta)
     tau = _argmin_convex(lambda t: g.deriv(t) + lam * t, 1.0 / eta)
     exact = K == nc**L
-    note = "" if exact else ("Assumption 1 holds exactly only for K = nc^L; for K < nc^L random "
-                             "latents satisfy it approximately")
+    note = (
+        ""
+        if exact
+        else (
+            "Assumption 1 holds exactly only for K = nc^L; for K < nc^L random "
+            "latents satisfy it approximately"
+        )
+    )
     u = tau / math.sqrt(K * L)
     return FCThm3(
-        tau=tau, u_norm=u, u_frobenius=tau, word_rep_norm=math.sqrt(d),
-        objective=g.value(tau) + 0.5 * lam * tau**2, eta=eta,
-        margin=nc / (nc - 1) * math.sqrt(d) * u, structure="type-II", assumption_exact=exact,
-        applies=True, reason=note,
+        tau=tau,
+        u_norm=u,
+        u_frobenius=tau,
+        word_rep_norm=math.sqrt(d),
+        objective=g.value(tau) + 0.5 * lam * tau**2,
+        eta=eta,
+        margin=nc / (nc - 1) * math.sqrt(d) * u,
+        structure="type-II",
+        assumption_exact=exact,
+        applies=True,
+        reason=note,
     )
 
 
@@ -286,9 +305,10 @@ def _phi(c: float, b: np.ndarray, gamma: float) -> np.ndarray:
     return 0.5 * (lo + hi)
 
 
-def _solve_system(nc: int, L: int, lam: float, m: np.ndarray) -> tuple[float, np.ndarray]:
-    """The positive solution (c, r_1..r_sc) of Theorem 2's system (7)-(8), for lam below its
-    bound: r = c phi(c) with phi the root of (7), and c the root of (8) (bracketed by doubling)."""
+def _type_iii(nc: int, L: int, lam: float, m: np.ndarray) -> tuple[float, np.ndarray, float]:
+    """(c, r_1..r_sc, risk) of the type-III point: the positive solution of Theorem 2's system
+    (7)-(8) for lam below its bound (r = c phi(c), c the root of (8), bracketed by doubling) and
+    the true risk (5) there."""
     from scipy.optimize import brentq
 
     gamma = 1.0 / (nc - 1)
@@ -302,11 +322,24 @@ def _solve_system(nc: int, L: int, lam: float, m: np.ndarray) -> tuple[float, np
     while excess(hi) > 0:
         hi *= 2.0
     c = float(brentq(excess, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500))
-    return c, c * _phi(c, b, gamma)
+    r = c * _phi(c, b, gamma)
+    margin = nc / (nc - 1) * c * r
+    objective = L * float(np.sum(m * np.log1p((nc - 1) * np.exp(-margin)))) + 0.5 * lam * (
+        nc * float(np.sum(r**2)) + float(nc) ** L * L * c * c
+    )
+    return c, r, objective
 
 
-def fc_thm2(nc: int, nw: int, L: int, lam: float, mu: list[float] | None = None,
-            zipf: bool = False, s: float = 1.0, K: int | None = None) -> FCThm2:
+def fc_thm2(
+    nc: int,
+    nw: int,
+    L: int,
+    lam: float,
+    mu: list[float] | None = None,
+    zipf: bool = False,
+    s: float = 1.0,
+    K: int | None = None,
+) -> FCThm2:
     r"""Theorem 2 (directional collapse of h, any μ, K = nc^L): (c, r_1..r_sc) of system (7)-(8).
 
     The type-III configuration :math:`w_{(\alpha,\beta)} = r_\beta f_\alpha`,
@@ -335,20 +368,25 @@ def fc_thm2(nc: int, nw: int, L: int, lam: float, mu: list[float] | None = None,
     >>> p.structure, p.r[0] > p.r[1] > p.r[2] > 0
     ('type-III', True)
     """
-    _check_common(nc, L, nc**L, lam)
-    m = word_frequencies(_check_nw(nc, nw), mu, zipf, s)
+    check_model_parameters(nc, L, nc**L, lam)
+    m = word_frequencies(words_per_concept(nc, nw), mu, zipf, s)
     bound = math.sqrt(L * float(np.sum(m**2)) / nc ** (L + 1))
-    require(lam < bound, f"lam={lam:g} is above Theorem 2's bound lam < sqrt(L sum mu^2 / "
-                         f"nc^(L+1)) = {bound:.6g}: the system (7)-(8) has no solution and only "
-                         "W = U = 0 is critical")
-    c, r = _solve_system(nc, L, lam, m)
-    margin = nc / (nc - 1) * c * r
-    objective = L * float(np.sum(m * np.log1p((nc - 1) * np.exp(-margin)))) + 0.5 * lam * (
-        nc * float(np.sum(r**2)) + float(nc) ** L * L * c * c)
-    applies, reason = True, ""
-    if K is not None and K != nc**L:
-        applies = False
-        reason = (f"Theorem 2 needs K = nc^L = {nc**L} (all latent variables); got K={K}: the "
-                  "values are the K = nc^L solution")
-    return FCThm2(c=c, r=r.tolist(), mu=m.tolist(), lam_bound=bound, objective=objective,
-                  structure="type-III", applies=applies, reason=reason)
+    require(
+        lam < bound,
+        f"lam={lam:g} is above Theorem 2's bound lam < sqrt(L sum mu^2 / "
+        f"nc^(L+1)) = {bound:.6g}: the system (7)-(8) has no solution and only "
+        "W = U = 0 is critical",
+    )
+    c, r, objective = _type_iii(nc, L, lam, m)
+    applies = K is None or K == nc**L
+    why = f"Theorem 2 needs K = nc^L = {nc**L} (all latent variables); got K={K}: the values are the K = nc^L solution"
+    return FCThm2(
+        c=c,
+        r=r.tolist(),
+        mu=m.tolist(),
+        lam_bound=bound,
+        objective=objective,
+        structure="type-III",
+        applies=applies,
+        reason="" if applies else why,
+    )

@@ -13,13 +13,20 @@ from typing import Any
 
 import numpy as np
 
-from .params import check_int, check_number, check_probabilities, require
+from .params import check_int, check_multiple, check_number, check_probabilities, require
 
-__all__ = ["equiangular_frame", "regularised_risk", "word_frequencies"]
+__all__ = [
+    "check_model_parameters",
+    "equiangular_frame",
+    "regularised_risk",
+    "word_frequencies",
+    "words_per_concept",
+]
 
 
-def regularised_risk(mean_loss: Any, sq_norm_w: Any, sq_norm_u: Any, lam_w: float,
-                     lam_u: float) -> Any:
+def regularised_risk(
+    mean_loss: Any, sq_norm_w: Any, sq_norm_u: Any, lam_w: float, lam_u: float
+) -> Any:
     r"""The objective of the paper's networks: :math:`\bar\ell + \frac{\lambda_W}{2}\|W\|_F^2 +
     \frac{\lambda_U}{2}\|U\|_F^2` (eqs. 2, 3, 5, 9). Array-agnostic (floats, numpy, torch).
 
@@ -33,8 +40,9 @@ def regularised_risk(mean_loss: Any, sq_norm_w: Any, sq_norm_u: Any, lam_w: floa
     return mean_loss + 0.5 * lam_w * sq_norm_w + 0.5 * lam_u * sq_norm_u
 
 
-def word_frequencies(sc: int, mu: Sequence[float] | None = None, zipf: bool = False,
-                     s: float = 1.0) -> np.ndarray:
+def word_frequencies(
+    sc: int, mu: Sequence[float] | None = None, zipf: bool = False, s: float = 1.0
+) -> np.ndarray:
     r"""Within-concept word frequencies :math:`\mu_1..\mu_{s_c}`: uniform, Zipf
     (:math:`\mu_\beta\propto\beta^{-s}`) or a given list (validated: positive, summing to 1).
 
@@ -42,11 +50,14 @@ def word_frequencies(sc: int, mu: Sequence[float] | None = None, zipf: bool = Fa
     [0.5455, 0.2727, 0.1818]
     """
     check_int("sc (words per concept)", sc, 1)
-    require(not (mu is not None and zipf),
-            "give either --mu (a list of frequencies) or --zipf, not both")
+    require(
+        not (mu is not None and zipf),
+        "give either --mu (a list of frequencies) or --zipf, not both",
+    )
     if mu is not None:
-        return check_probabilities("mu", mu, sc, size_label=f"sc = nw/nc = {sc}",
-                                   why="Theorems 2 and 3 assume mu_beta > 0")
+        return check_probabilities(
+            "mu", mu, sc, size_label=f"sc = nw/nc = {sc}", why="Theorems 2 and 3 assume mu_beta > 0"
+        )
     if zipf:
         check_number("s (the Zipf exponent)", s, lo=0.0)
         m = np.arange(1, sc + 1, dtype=np.float64) ** (-s)
@@ -75,3 +86,23 @@ def equiangular_frame(nc: int, d: int, mean_zero: bool = False, seed: int = 0) -
     q, _ = np.linalg.qr(basis)
     q = q[:, 1:] if mean_zero else q  # orthonormal columns, orthogonal to 1_d when mean_zero
     return math.sqrt(nc / (nc - 1)) * q[:, : nc - 1] @ v.T
+
+
+def check_model_parameters(nc: int, L: int, K: int, lam: float) -> None:
+    """The sizes and the weight decay every theorem of the paper needs (K <= nc^L, lam > 0)."""
+    check_int("nc (number of concepts)", nc, 2)
+    check_int("L (sentence length)", L, 1)
+    check_int("K (number of classes)", K, 2)
+    require(K <= nc**L, f"K={K} distinct latent variables do not exist: at most nc^L = {nc**L}")
+    check_number("lam", lam, lo=0.0)
+    require(
+        lam != 0,
+        "lam = 0: the risk has no minimiser (it decreases to 0 as the weights "
+        "grow); the theorems need lam > 0",
+    )
+
+
+def words_per_concept(nc: int, nw: int) -> int:
+    """nw words in nc concepts of equal size: the words per concept, sc = nw / nc."""
+    check_multiple("nw", nw, nc, of_label=f"nc = {nc}", why="the concepts have equal sizes")
+    return nw // nc

@@ -158,7 +158,9 @@ def check_number_list(
     nclab.errors.TheoryError: L = 3 but 1 lambda_w values were given
     """
     if is_number(value):
-        require(count is not None, f"give {count_name} (the number of {what}s) with a single {name}")
+        require(
+            count is not None, f"give {count_name} (the number of {what}s) with a single {name}"
+        )
         value = [value] * check_int(count_name, count, 1)
     elif isinstance(value, str | bytes) or not isinstance(value, Iterable):
         raise TheoryError(f"{name} must be a number or a list of numbers, got {value!r}")
@@ -194,8 +196,9 @@ def check_multiple(name: str, value: Any, of: int, *, of_label: str, why: str | 
     nclab.errors.TheoryError: nw must be a positive multiple of nc = 3, got 10
     """
     if not (is_int(value) and value >= of and value % of == 0):
-        raise TheoryError(f"{name} must be a positive multiple of {of_label}, got {value!r}"
-                          f"{_suffix(why)}")
+        raise TheoryError(
+            f"{name} must be a positive multiple of {of_label}, got {value!r}{_suffix(why)}"
+        )
     return value
 
 

@@ -92,8 +92,9 @@ def _g(c: float, m: float) -> float:
     return c - c * c / (2 * m) if c < m else m / 2
 
 
-def _mse(K: int, n: int, d: int, lambda_w: float, lambda_h: float, lambda_b: float | None
-         ) -> UFMMSEPrediction:
+def _mse(
+    K: int, n: int, d: int, lambda_w: float, lambda_h: float, lambda_b: float | None
+) -> UFMMSEPrediction:
     check_sizes(K, n, d)
     lw = check_positive("lambda_w", lambda_w)
     lh = check_positive("lambda_h", lambda_h)
@@ -126,11 +127,26 @@ def _mse(K: int, n: int, d: int, lambda_w: float, lambda_h: float, lambda_b: flo
     objective = (K - 1) / K * _g(c, 1.0) + _g(c, mu) / K
     zero = (K - 1) / (2 * K) + mu / (2 * K)
     return UFMMSEPrediction(
-        K=K, n=n, d=d, lambda_w=lw, lambda_h=lh, lambda_b=lb, threshold=c, collapsed=p > 0,
-        structure=structure, rho=rho, rho_mean=rho_mean, scale=scale, w_norm=scale * math.sqrt(h2),
-        h_norm=math.sqrt(h2), b=None if lb is None else (1 - s) / (K * (1 + lb)),
-        wh=p * (1 - 1 / K) + s / K, wh_offdiag=-p / K + s / K, objective=objective,
-        zero_objective=zero, rank=rank,
+        K=K,
+        n=n,
+        d=d,
+        lambda_w=lw,
+        lambda_h=lh,
+        lambda_b=lb,
+        threshold=c,
+        collapsed=p > 0,
+        structure=structure,
+        rho=rho,
+        rho_mean=rho_mean,
+        scale=scale,
+        w_norm=scale * math.sqrt(h2),
+        h_norm=math.sqrt(h2),
+        b=None if lb is None else (1 - s) / (K * (1 + lb)),
+        wh=p * (1 - 1 / K) + s / K,
+        wh_offdiag=-p / K + s / K,
+        objective=objective,
+        zero_objective=zero,
+        rank=rank,
     )
 
 
@@ -147,8 +163,9 @@ def ufm_mse(K: int, n: int, d: int, lambda_w: float, lambda_h: float) -> UFMMSEP
     return _mse(K, n, d, lambda_w, lambda_h, None)
 
 
-def ufm_mse_bias(K: int, n: int, d: int, lambda_w: float, lambda_h: float,
-                 lambda_b: float = 0.0) -> UFMMSEPrediction:
+def ufm_mse_bias(
+    K: int, n: int, d: int, lambda_w: float, lambda_h: float, lambda_b: float = 0.0
+) -> UFMMSEPrediction:
     """MSE UFM with a bias (Tirer & Bruna Thm 3.2 for λ_b = 0; regularised bias for λ_b > 0).
 
     λ_b = 0: simplex ETF, H̄ᵀH̄ = ρ(I - 11ᵀ/K) with the ρ of Thm 3.1, b = 1/K, objective
@@ -193,8 +210,38 @@ class UFMCEPrediction(Prediction):
     reason: str = ""
 
 
-def ufm_ce(K: int, n: int, d: int, lambda_w: float, lambda_h: float, bias: str = "none",
-           lambda_b: float = 0.0) -> UFMCEPrediction:
+def _check_ce_bias(bias: str, lambda_b: float) -> float:
+    """The bias of the CE UFM: "none", "free" (λ_b = 0) or "regularized" (λ_b > 0); returns λ_b."""
+    check_choice("bias", bias, ("none", "free", "regularized"))
+    lb = check_positive("lambda_b", lambda_b, allow_zero=True)
+    require(
+        not (bias == "regularized" and lb == 0),
+        "bias='regularized' needs lambda_b > 0, got lambda_b = 0 (use bias='free' for an "
+        "unregularised bias)",
+    )
+    return lb
+
+
+def _ce_optimum(K: int, d: int, eps: float) -> tuple[float, float]:
+    """(z*, F(z*)) of the reduced objective F in :func:`ufm_ce`'s docstring, eps = √(nλ_Wλ_H):
+    the simplex ETF when K eps < 1 (it needs d >= K - 1), else the zero solution (0, log K)."""
+    if not K * eps < 1:
+        return 0.0, math.log(K)
+    require(d >= K - 1, f"a K-simplex ETF needs d >= K-1 = {K - 1}, got d = {d}")
+    q = 1 - (K - 1) * eps
+    u = math.log(q / eps)
+    return (K - 1) / K * u, -math.log(q) + (K - 1) * eps * u
+
+
+def ufm_ce(
+    K: int,
+    n: int,
+    d: int,
+    lambda_w: float,
+    lambda_h: float,
+    bias: str = "none",
+    lambda_b: float = 0.0,
+) -> UFMCEPrediction:
     r"""Regularised cross-entropy UFM: mean CE + λ_W/2‖W‖² + λ_H/2‖H‖² (+ λ_b/2‖b‖²).
 
     Zhu et al. (NeurIPS 2021) Thm 3.1: every minimiser is collapsed, H̄ and W form aligned simplex
@@ -217,26 +264,29 @@ def ufm_ce(K: int, n: int, d: int, lambda_w: float, lambda_h: float, bias: str =
     check_sizes(K, n, d)
     lw = check_positive("lambda_w", lambda_w)
     lh = check_positive("lambda_h", lambda_h)
-    check_choice("bias", bias, ("none", "free", "regularized"))
-    lb = check_positive("lambda_b", lambda_b, allow_zero=True)
-    require(not (bias == "regularized" and lb == 0),
-            "bias='regularized' needs lambda_b > 0, got lambda_b = 0 (use bias='free' for an "
-            "unregularised bias)")
+    lb = _check_ce_bias(bias, lambda_b)
     eps = math.sqrt(n * lw * lh)
     c = K * eps
-    if c < 1:
-        require(d >= K - 1, f"a K-simplex ETF needs d >= K-1 = {K - 1}, got d = {d}")
-        q = 1 - (K - 1) * eps
-        u = math.log(q / eps)
-        z = (K - 1) / K * u
-        objective = -math.log(q) + (K - 1) * eps * u
-    else:
-        z, objective = 0.0, math.log(K)
+    z, objective = _ce_optimum(K, d, eps)
     scale = math.sqrt(n * lh / lw)
     h = math.sqrt(z / scale)
     return UFMCEPrediction(
-        K=K, n=n, d=d, lambda_w=lw, lambda_h=lh, bias=bias, lambda_b=lb, threshold=c,
-        collapsed=c < 1, structure="simplex_etf" if c < 1 else "zero", z=z, scale=scale,
-        w_norm=scale * h, h_norm=h, logit_margin=z * K / (K - 1), b=0.0, objective=objective,
+        K=K,
+        n=n,
+        d=d,
+        lambda_w=lw,
+        lambda_h=lh,
+        bias=bias,
+        lambda_b=lb,
+        threshold=c,
+        collapsed=c < 1,
+        structure="simplex_etf" if c < 1 else "zero",
+        z=z,
+        scale=scale,
+        w_norm=scale * h,
+        h_norm=h,
+        logit_margin=z * K / (K - 1),
+        b=0.0,
+        objective=objective,
         zero_objective=math.log(K),
     )
