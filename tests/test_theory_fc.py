@@ -37,8 +37,17 @@ def full_task(sc, freq="uniform"):
 
 def true_risk_net(task, d, layer_norm="none", seed=0):
     g = torch.Generator().manual_seed(seed)
-    net = WordNet(task.nw, task.L, d, task.K, layer_norm=layer_norm, ln_eps=0.0, init_scale=1.0,
-                  generator=g, dtype=torch.float64)
+    net = WordNet(
+        task.nw,
+        task.L,
+        d,
+        task.K,
+        layer_norm=layer_norm,
+        ln_eps=0.0,
+        init_scale=1.0,
+        generator=g,
+        dtype=torch.float64,
+    )
     with torch.no_grad():
         net.U.mul_(3.0)
     return net
@@ -49,9 +58,15 @@ def minimise(task, net, lam_w, lam_u, rounds=4, max_iter=1500):
     x, y, p = enumerate_sentences(task)
     weights = p.double() / task.K
     params = [net.W, net.U]
-    opt = torch.optim.LBFGS(params, lr=1, max_iter=max_iter, tolerance_grad=1e-11,
-                            tolerance_change=1e-16, history_size=50,
-                            line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        params,
+        lr=1,
+        max_iter=max_iter,
+        tolerance_grad=1e-11,
+        tolerance_change=1e-16,
+        history_size=50,
+        line_search_fn="strong_wolfe",
+    )
 
     def closure():
         opt.zero_grad()
@@ -90,16 +105,45 @@ def test_theorem2_uniform_reduces_to_theorem1():
 
 def test_cli_json(capsys):
     try:
-        main(["theory", "fc-thm1", "--nc", "3", "--nw", "1200", "--L", "15", "--K", "1000",
-              "--lam", "1e-3", "--json"])
+        main(
+            [
+                "theory",
+                "fc-thm1",
+                "--nc",
+                "3",
+                "--nw",
+                "1200",
+                "--L",
+                "15",
+                "--K",
+                "1000",
+                "--lam",
+                "1e-3",
+                "--json",
+            ]
+        )
     except SystemExit as exc:
         assert not exc.code
     out = json.loads(capsys.readouterr().out)
     assert out["name"] == "fc-thm1" and round(out["prediction"]["word_norm"], 5) == 1.42214
     assert {"tau", "word_norm", "u_norm"} <= set(out["prediction"])
     try:
-        main(["theory", "fc-thm2", "--nc", "3", "--nw", "9", "--L", "3", "--lam", "0.01", "--zipf",
-              "--json"])
+        main(
+            [
+                "theory",
+                "fc-thm2",
+                "--nc",
+                "3",
+                "--nw",
+                "9",
+                "--L",
+                "3",
+                "--lam",
+                "0.01",
+                "--zipf",
+                "--json",
+            ]
+        )
     except SystemExit as exc:
         assert not exc.code
     out = json.loads(capsys.readouterr().out)
@@ -107,18 +151,21 @@ def test_cli_json(capsys):
     assert get_prediction("fc-thm3") is fc_thm3
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: fc_thm1(3, 1201, 15, 1000, 1e-3), "multiple of nc"),
-    (lambda: fc_thm1(3, 1200, 15, 1000, 0.0), "no minimiser"),
-    (lambda: fc_thm1(3, 1200, 15, 1000, -1.0), ">= 0"),
-    (lambda: fc_thm1(3, 9, 2, 10, 0.1), "do not exist"),
-    (lambda: fc_thm1(4, 8, 3, 10, 0.1, d=2), "d >= 3"),
-    (lambda: fc_thm3(3, 15, 1000, 1e-3, d=2), "d >= 3"),
-    (lambda: fc_thm2(3, 9, 3, 0.2, zipf=True), "above Theorem 2's bound"),
-    (lambda: fc_thm2(3, 9, 3, 0.01, mu=[0.5, 0.3, 0.1]), "sum to 1"),
-    (lambda: fc_thm2(3, 9, 3, 0.01, mu=[0.5, 0.5]), "sc = nw/nc = 3"),
-    (lambda: fc_thm2(3, 9, 3, 0.01, mu=[1 / 3] * 3, zipf=True), "not both"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: fc_thm1(3, 1201, 15, 1000, 1e-3), "multiple of nc"),
+        (lambda: fc_thm1(3, 1200, 15, 1000, 0.0), "no minimiser"),
+        (lambda: fc_thm1(3, 1200, 15, 1000, -1.0), ">= 0"),
+        (lambda: fc_thm1(3, 9, 2, 10, 0.1), "do not exist"),
+        (lambda: fc_thm1(4, 8, 3, 10, 0.1, d=2), "d >= 3"),
+        (lambda: fc_thm3(3, 15, 1000, 1e-3, d=2), "d >= 3"),
+        (lambda: fc_thm2(3, 9, 3, 0.2, zipf=True), "above Theorem 2's bound"),
+        (lambda: fc_thm2(3, 9, 3, 0.01, mu=[0.5, 0.3, 0.1]), "sum to 1"),
+        (lambda: fc_thm2(3, 9, 3, 0.01, mu=[0.5, 0.5]), "sc = nw/nc = 3"),
+        (lambda: fc_thm2(3, 9, 3, 0.01, mu=[1 / 3] * 3, zipf=True), "not both"),
+    ],
+)
 def test_out_of_hypothesis_errors(call, match):
     with pytest.raises(TheoryError, match=match):
         call()
@@ -173,8 +220,9 @@ def test_theorem1_global_minimum(lam_frac):
     dirs = net.W.detach() / wn[:, None]
     means = torch.stack([dirs[task.word_concept == a].mean(0) for a in range(NC)])
     assert torch.allclose(dirs, means[task.word_concept], atol=1e-4)
-    assert torch.allclose(means @ means.T, torch.full((3, 3), -0.5).fill_diagonal_(1.0).double(),
-                          atol=1e-4)
+    assert torch.allclose(
+        means @ means.T, torch.full((3, 3), -0.5).fill_diagonal_(1.0).double(), atol=1e-4
+    )
 
 
 def test_theorem1_above_threshold_zero_solution():
@@ -234,8 +282,9 @@ def test_theorem2_critical_point_and_minimum(lam_frac):
 
 def test_word_frequencies():
     assert word_frequencies(4).tolist() == [0.25] * 4
-    np.testing.assert_allclose(word_frequencies(3, zipf=True, s=2.0),
-                               np.array([1, 1 / 4, 1 / 9]) / (1 + 1 / 4 + 1 / 9))
+    np.testing.assert_allclose(
+        word_frequencies(3, zipf=True, s=2.0), np.array([1, 1 / 4, 1 / 9]) / (1 + 1 / 4 + 1 / 9)
+    )
 
 
 @pytest.mark.slow

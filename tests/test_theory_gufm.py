@@ -25,8 +25,15 @@ def lbfgs_gufm(K, n, d, lam, loss, seed=0):
     w = torch.randn(K, d, generator=g, dtype=F64).requires_grad_()
     v = torch.randn(d, K * n, generator=g, dtype=F64).requires_grad_()
     y = torch.as_tensor(O.targets(K, n))
-    opt = torch.optim.LBFGS([w, v], lr=1, max_iter=4000, tolerance_grad=1e-14,
-                            tolerance_change=1e-18, history_size=50, line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        [w, v],
+        lr=1,
+        max_iter=4000,
+        tolerance_grad=1e-14,
+        tolerance_change=1e-18,
+        history_size=50,
+        line_search_fn="strong_wolfe",
+    )
 
     def f():
         return O.gufm(w, O.layernorm_project(v), y, lam, loss)
@@ -66,15 +73,31 @@ def test_gufm_against_lbfgs(loss, K, d):
     check_structure(loss, pred, w, x, K, n, d)
 
 
-@pytest.mark.parametrize(("loss", "K", "d", "lam"), [
-    ("mse", 3, 4, 0.1), ("mse", 3, 6, 0.1), ("mse", 4, 5, 2.0), ("mse", 3, 6, 2.0),
-    ("ce", 3, 3, 0.05), ("ce", 3, 6, 0.05), ("ce", 4, 4, 1.0), ("ce", 3, 6, 1.0)])
+@pytest.mark.parametrize(
+    ("loss", "K", "d", "lam"),
+    [
+        ("mse", 3, 4, 0.1),
+        ("mse", 3, 6, 0.1),
+        ("mse", 4, 5, 2.0),
+        ("mse", 3, 6, 2.0),
+        ("ce", 3, 3, 0.05),
+        ("ce", 3, 6, 0.05),
+        ("ce", 4, 4, 1.0),
+        ("ce", 3, 6, 1.0),
+    ],
+)
 def test_gufm_projected_gd_reaches_theory(loss, K, d, lam):
     """Projected GD (the laboratory's solver), three seeds at once."""
     n = 3
     pred = (gufm_mse if loss == "mse" else gufm_ce)(K=K, d=d, lam=lam)
-    m = BatchedUFM(UFMSpec(K=K, n=n, d=d, layernorm=True, loss=loss), seeds=[0, 1, 2],
-                   lambda_w=lam, lambda_h=0.0, lr=0.2, lr_h_scale=30.0)
+    m = BatchedUFM(
+        UFMSpec(K=K, n=n, d=d, layernorm=True, loss=loss),
+        seeds=[0, 1, 2],
+        lambda_w=lam,
+        lambda_h=0.0,
+        lr=0.2,
+        lr_h_scale=30.0,
+    )
     for _ in range(3000):
         m.step()
     f = m.objective()

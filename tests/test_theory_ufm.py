@@ -31,9 +31,15 @@ def minimise(fn, shapes, scales=(1.0, 0.05), seed=0, rounds=12, restarts=1):
     for k, scale in enumerate([s for s in scales for _ in range(restarts)]):
         g = torch.Generator().manual_seed(seed + 17 * k)
         ps = [(scale * torch.randn(s, generator=g, dtype=F64)).requires_grad_() for s in shapes]
-        opt = torch.optim.LBFGS(ps, lr=1, max_iter=3000, tolerance_grad=1e-13,
-                                tolerance_change=1e-16, history_size=50,
-                                line_search_fn="strong_wolfe")
+        opt = torch.optim.LBFGS(
+            ps,
+            lr=1,
+            max_iter=3000,
+            tolerance_grad=1e-13,
+            tolerance_change=1e-16,
+            history_size=50,
+            line_search_fn="strong_wolfe",
+        )
 
         def closure(ps=ps, opt=opt):
             opt.zero_grad()
@@ -81,8 +87,9 @@ def test_ufm_mse_against_lbfgs(c, lambda_b):
         val, (w, h) = minimise(lambda w, h: O.ufm_mse(w, h, y, lw, lh), [(K, d), (d, K * n)])
     else:
         pred = ufm_mse_bias(K=K, n=n, d=d, lambda_w=lw, lambda_h=lh, lambda_b=lambda_b)
-        val, (w, h, b) = minimise(lambda w, h, b: O.ufm_mse(w, h, y, lw, lh, b, lambda_b),
-                                  [(K, d), (d, K * n), (K, 1)])
+        val, (w, h, b) = minimise(
+            lambda w, h, b: O.ufm_mse(w, h, y, lw, lh, b, lambda_b), [(K, d), (d, K * n), (K, 1)]
+        )
         assert rel(float(b.mean()), pred.b) <= RTOL
         assert float(b.std()) <= 1e-6
     assert math.isclose(pred.threshold, c)
@@ -106,7 +113,10 @@ def test_ufm_mse_structures_and_limits():
     kw = dict(K=4, n=50, d=20, lambda_w=0.005, lambda_h=0.005)
     free, reg, hard = ufm_mse_bias(**kw), ufm_mse_bias(**kw, lambda_b=1e6), ufm_mse(**kw)
     assert (free.structure, reg.structure, hard.structure) == (
-        "simplex_etf", "etf_plus_mean", "orthogonal_frame")
+        "simplex_etf",
+        "etf_plus_mean",
+        "orthogonal_frame",
+    )
     c = hard.threshold
     assert math.isclose(hard.objective, c - c * c / 2)
     assert math.isclose(free.objective, (4 - 1) / 4 * (c - c * c / 2))
@@ -152,8 +162,9 @@ def test_ufm_ce_against_lbfgs(c, bias):
     if bias == "none":
         val, (w, h) = minimise(lambda w, h: O.ufm_ce(w, h, y, lw, lh), [(K, d), (d, K * n)])
     else:
-        val, (w, h, b) = minimise(lambda w, h, b: O.ufm_ce(w, h, y, lw, lh, b, lb),
-                                  [(K, d), (d, K * n), (K, 1)])
+        val, (w, h, b) = minimise(
+            lambda w, h, b: O.ufm_ce(w, h, y, lw, lh, b, lb), [(K, d), (d, K * n), (K, 1)]
+        )
     assert rel(val, pred.objective) <= RTOL
     hbar = class_means(h, K, n)
     if pred.collapsed:
@@ -184,10 +195,12 @@ def test_extended_ufm_against_lbfgs(ratio, relu):
     assert pred.collapsed == (ratio < 1)
     assert math.isclose(pred.threshold_value / pred.threshold, ratio)
     y = torch.as_tensor(O.targets(K, n))
-    val, (w2, w1, h1) = minimise(lambda w2, w1, h1: O.extended_ufm(w2, w1, h1, y, l2, l1, lh, relu),
-                                 [(K, d), (d, d), (d, K * n)],
-                                 scales=(1.0,) if relu else (1.0, 0.05),
-                                 restarts=6 if relu else 1)
+    val, (w2, w1, h1) = minimise(
+        lambda w2, w1, h1: O.extended_ufm(w2, w1, h1, y, l2, l1, lh, relu),
+        [(K, d), (d, d), (d, K * n)],
+        scales=(1.0,) if relu else (1.0, 0.05),
+        restarts=6 if relu else 1,
+    )
     assert rel(val, pred.objective) <= RTOL
     sv_w2 = torch.linalg.svdvals(w2)
     if pred.collapsed:
@@ -212,8 +225,9 @@ def test_extended_ufm_quartic_and_threshold():
     assert math.isclose(p.threshold, 2 ** (-4 / 3))
     # K^3 n lambda_W2 lambda_W1 lambda_H1 = 1/16 is the threshold: just below / above
     lam = (1 / 16 / (4**3 * 50)) ** (1 / 3)
-    assert extended_ufm(K=4, n=50, d=20, lambda_w2=lam * 0.999, lambda_w1=lam,
-                        lambda_h1=lam).collapsed
+    assert extended_ufm(
+        K=4, n=50, d=20, lambda_w2=lam * 0.999, lambda_w1=lam, lambda_h1=lam
+    ).collapsed
     above = extended_ufm(K=4, n=50, d=20, lambda_w2=lam * 1.001, lambda_w1=lam, lambda_h1=lam)
     assert not above.collapsed and above.objective == 0.5 and len(above.quartic_roots) == 2
     far = extended_ufm(K=4, n=50, d=20, lambda_w2=1, lambda_w1=1, lambda_h1=1)
@@ -243,11 +257,13 @@ def test_cli_names_and_required_keys():
     assert {"rho", "objective", "collapsed"} <= set(p)
     p = get_prediction("ufm-mse-bias")(K=4, n=50, d=20, lambda_w=0.005, lambda_h=0.005).to_dict()
     assert {"rho", "objective", "collapsed", "b"} <= set(p)
-    p = get_prediction("extended-ufm")(K=4, n=50, d=20, lambda_w2=0.005, lambda_w1=0.005,
-                                       lambda_h1=0.005).to_dict()
+    p = get_prediction("extended-ufm")(
+        K=4, n=50, d=20, lambda_w2=0.005, lambda_w1=0.005, lambda_h1=0.005
+    ).to_dict()
     assert {"sigma_w2", "objective"} <= set(p)
-    assert get_prediction("extended-ufm-relu")(K=4, n=50, d=20, lambda_w2=0.005, lambda_w1=0.005,
-                                               lambda_h1=0.005).assumption
+    assert get_prediction("extended-ufm-relu")(
+        K=4, n=50, d=20, lambda_w2=0.005, lambda_w1=0.005, lambda_h1=0.005
+    ).assumption
     assert get_prediction("ufm-ce")(K=4, n=50, d=20, lambda_w=0.005, lambda_h=0.005).collapsed
 
 
@@ -266,17 +282,65 @@ def run_cli(args, capsys):
 def test_cli_theory_json(capsys):
     import json
 
-    code, stdout, _ = run_cli(["theory", "ufm-mse", "--K", "4", "--n", "50", "--d", "20",
-                               "--lambda-w", "0.005", "--lambda-h", "0.005", "--json"], capsys)
+    code, stdout, _ = run_cli(
+        [
+            "theory",
+            "ufm-mse",
+            "--K",
+            "4",
+            "--n",
+            "50",
+            "--d",
+            "20",
+            "--lambda-w",
+            "0.005",
+            "--lambda-h",
+            "0.005",
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0
     out = json.loads(stdout)
     assert out["name"] == "ufm-mse" and out["params"]["K"] == 4
     assert out["prediction"]["structure"] == "orthogonal_frame"
     assert out["prediction"]["rho"] == pytest.approx(0.12142135623730951, rel=1e-14)
-    code, _, err = run_cli(["theory", "ufm-mse", "--K", "4", "--n", "50", "--d", "3",
-                            "--lambda-w", "0.005", "--lambda-h", "0.005"], capsys)
+    code, _, err = run_cli(
+        [
+            "theory",
+            "ufm-mse",
+            "--K",
+            "4",
+            "--n",
+            "50",
+            "--d",
+            "3",
+            "--lambda-w",
+            "0.005",
+            "--lambda-h",
+            "0.005",
+        ],
+        capsys,
+    )
     assert code == 2 and "d >= 4" in err
-    code, stdout, _ = run_cli(["theory", "extended-ufm", "--K", "4", "--n", "50", "--d", "20",
-                               "--lambda-w2", "0.005", "--lambda-w1", "0.005", "--lambda-h1",
-                               "0.005", "--json"], capsys)
+    code, stdout, _ = run_cli(
+        [
+            "theory",
+            "extended-ufm",
+            "--K",
+            "4",
+            "--n",
+            "50",
+            "--d",
+            "20",
+            "--lambda-w2",
+            "0.005",
+            "--lambda-w1",
+            "0.005",
+            "--lambda-h1",
+            "0.005",
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0 and {"sigma_w2", "objective"} <= set(json.loads(stdout)["prediction"])

@@ -107,8 +107,9 @@ def _stationary(Ka: float, L: int) -> list[float]:
     return [lo, hi]
 
 
-def deep_linear_ufm(K: int, n: int, d: int, lambda_w: Sequence[float] | float, lambda_h: float,
-                    L: int | None = None) -> DeepUFMPrediction:
+def deep_linear_ufm(
+    K: int, n: int, d: int, lambda_w: Sequence[float] | float, lambda_h: float, L: int | None = None
+) -> DeepUFMPrediction:
     """Global minimiser of the deep linear UFM W_L···W_1H with weight decay on every factor.
 
     ``lambda_w``: one value per layer (W_1 first, classifier W_L last) or one value for all
@@ -131,8 +132,11 @@ def deep_linear_ufm(K: int, n: int, d: int, lambda_w: Sequence[float] | float, l
     if not collapsed:
         s = 0.0
     else:
-        require(d >= K, f"the collapsed minimiser is an orthogonal frame of K = {K} vectors: "
-                        f"the theorem needs d >= K, got d = {d}")
+        require(
+            d >= K,
+            f"the collapsed minimiser is an orthogonal frame of K = {K} vectors: "
+            f"the theorem needs d >= K, got d = {d}",
+        )
     m = a * s ** (2 / (L + 1))
     sigma_w = [math.sqrt(m / lw) for lw in lws]
     sigma_h_bar = math.sqrt(m / (n * lh))
@@ -141,11 +145,26 @@ def deep_linear_ufm(K: int, n: int, d: int, lambda_w: Sequence[float] | float, l
         acc *= sw
         z_bar.append(acc)
     return DeepUFMPrediction(
-        K=K, n=n, d=d, L=L, lambda_w=lws, lambda_h=lh, a=a, threshold_value=Ka, threshold=threshold,
-        collapsed=collapsed, structure="orthogonal_frame" if collapsed else "zero", s=s,
-        stationary_points=roots, sigma_w=sigma_w, sigma_h=math.sqrt(n) * sigma_h_bar,
-        sigma_h_bar=sigma_h_bar, sigma_z=[math.sqrt(n) * z for z in z_bar], sigma_z_bar=z_bar,
-        objective=_phi(s, Ka, L) if collapsed else 0.5, zero_objective=0.5,
+        K=K,
+        n=n,
+        d=d,
+        L=L,
+        lambda_w=lws,
+        lambda_h=lh,
+        a=a,
+        threshold_value=Ka,
+        threshold=threshold,
+        collapsed=collapsed,
+        structure="orthogonal_frame" if collapsed else "zero",
+        s=s,
+        stationary_points=roots,
+        sigma_w=sigma_w,
+        sigma_h=math.sqrt(n) * sigma_h_bar,
+        sigma_h_bar=sigma_h_bar,
+        sigma_z=[math.sqrt(n) * z for z in z_bar],
+        sigma_z_bar=z_bar,
+        objective=_phi(s, Ka, L) if collapsed else 0.5,
+        zero_objective=0.5,
     )
 
 
@@ -191,27 +210,50 @@ class ExtendedUFMPrediction(Prediction):
 def _extended(K, n, d, lambda_w2, lambda_w1, lambda_h1, relu: bool) -> ExtendedUFMPrediction:
     p = deep_linear_ufm(K=K, n=n, d=d, lambda_w=[lambda_w1, lambda_w2], lambda_h=lambda_h1)
     Ka = p.threshold_value
-    real = sorted(float(r.real) for r in np.roots([1.0, 0.0, 0.0, -1.0, Ka])
-                  if abs(r.imag) <= 1e-9 * max(1.0, abs(r)))
+    real = sorted(
+        float(r.real)
+        for r in np.roots([1.0, 0.0, 0.0, -1.0, Ka])
+        if abs(r.imag) <= 1e-9 * max(1.0, abs(r))
+    )
     # report the brentq-refined roots (full precision) in place of numpy's eigenvalue roots
     t_roots = [s ** (1 / 3) for s in p.stationary_points]
     shown = t_roots if len(t_roots) == len([r for r in real if 0 < r < 1]) else real
     return ExtendedUFMPrediction(
-        K=K, n=n, d=d, lambda_w2=p.lambda_w[1], lambda_w1=p.lambda_w[0], lambda_h1=p.lambda_h,
-        relu=relu, quartic=[1.0, 0.0, 0.0, -1.0, Ka], quartic_roots=shown,
-        root=p.s ** (1 / 3), s=p.s, threshold_value=Ka, threshold=p.threshold,
-        collapsed=p.collapsed, structure=p.structure, sigma_w2=p.sigma_w[1],
-        sigma_w1=None if relu else p.sigma_w[0], sigma_h1=None if relu else p.sigma_h,
-        sigma_h1_bar=None if relu else p.sigma_h_bar, sigma_w1h1=p.sigma_z[0],
-        sigma_w1h1_bar=p.sigma_z_bar[0], objective=p.objective, zero_objective=0.5,
-        assumption=("Thm 4.2 assumes ||H*||_* = ||relu(H*)||_* at the minimiser (H* = W1 H1); "
-                    "without it the value is an upper bound of the ReLU model's minimum")
-        if relu else "",
+        K=K,
+        n=n,
+        d=d,
+        lambda_w2=p.lambda_w[1],
+        lambda_w1=p.lambda_w[0],
+        lambda_h1=p.lambda_h,
+        relu=relu,
+        quartic=[1.0, 0.0, 0.0, -1.0, Ka],
+        quartic_roots=shown,
+        root=p.s ** (1 / 3),
+        s=p.s,
+        threshold_value=Ka,
+        threshold=p.threshold,
+        collapsed=p.collapsed,
+        structure=p.structure,
+        sigma_w2=p.sigma_w[1],
+        sigma_w1=None if relu else p.sigma_w[0],
+        sigma_h1=None if relu else p.sigma_h,
+        sigma_h1_bar=None if relu else p.sigma_h_bar,
+        sigma_w1h1=p.sigma_z[0],
+        sigma_w1h1_bar=p.sigma_z_bar[0],
+        objective=p.objective,
+        zero_objective=0.5,
+        assumption=(
+            "Thm 4.2 assumes ||H*||_* = ||relu(H*)||_* at the minimiser (H* = W1 H1); "
+            "without it the value is an upper bound of the ReLU model's minimum"
+        )
+        if relu
+        else "",
     )
 
 
-def extended_ufm(K: int, n: int, d: int, lambda_w2: float, lambda_w1: float,
-                 lambda_h1: float) -> ExtendedUFMPrediction:
+def extended_ufm(
+    K: int, n: int, d: int, lambda_w2: float, lambda_w1: float, lambda_h1: float
+) -> ExtendedUFMPrediction:
     """Linear extended UFM (Tirer & Bruna Thm 4.1): singular values from the quartic t⁴ - t + Ka.
 
     >>> p = extended_ufm(K=4, n=50, d=20, lambda_w2=0.005, lambda_w1=0.005, lambda_h1=0.005)
@@ -221,8 +263,9 @@ def extended_ufm(K: int, n: int, d: int, lambda_w2: float, lambda_w1: float,
     return _extended(K, n, d, lambda_w2, lambda_w1, lambda_h1, relu=False)
 
 
-def extended_ufm_relu(K: int, n: int, d: int, lambda_w2: float, lambda_w1: float,
-                      lambda_h1: float) -> ExtendedUFMPrediction:
+def extended_ufm_relu(
+    K: int, n: int, d: int, lambda_w2: float, lambda_w1: float, lambda_h1: float
+) -> ExtendedUFMPrediction:
     """ReLU extended UFM (Tirer & Bruna Thm 4.2): W_2, σ(W_1H_1) as the linear W_2, W_1H_1.
 
     >>> p = extended_ufm_relu(K=4, n=50, d=20, lambda_w2=0.005, lambda_w1=0.005, lambda_h1=0.005)

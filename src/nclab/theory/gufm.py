@@ -73,14 +73,25 @@ def gufm_mse(K: int, d: int, lam: float) -> GUFMPrediction:
     """
     check_sizes(K, None, d)
     lam = check_positive("lam", lam)
-    require(d >= K + 1, f"the GUFM-MSE optimum is an orthogonal frame inside the zero-mean "
-                        f"hyperplane: it needs d >= K+1 = {K + 1}, got d = {d}")
+    require(
+        d >= K + 1,
+        f"the GUFM-MSE optimum is an orthogonal frame inside the zero-mean "
+        f"hyperplane: it needs d >= K+1 = {K + 1}, got d = {d}",
+    )
     w = math.sqrt(d) / (d + lam * K)
     lam_app = lam / d
     return GUFMPrediction(
-        K=K, d=d, lam=lam, loss="mse", structure="orthogonal_frame", feature_norm=math.sqrt(d),
-        w_norm=w, logit_true=d / (d + lam * K), logit_other=0.0,
-        objective=lam * K / (2 * (d + lam * K)), lam_appendix=lam_app,
+        K=K,
+        d=d,
+        lam=lam,
+        loss="mse",
+        structure="orthogonal_frame",
+        feature_norm=math.sqrt(d),
+        w_norm=w,
+        logit_true=d / (d + lam * K),
+        logit_other=0.0,
+        objective=lam * K / (2 * (d + lam * K)),
+        lam_appendix=lam_app,
         w_norm_appendix_formula=1 / (math.sqrt(d) * (1 + lam_app * K)),
     )
 
@@ -94,8 +105,11 @@ def gufm_ce(K: int, d: int, lam: float) -> GUFMPrediction:
     """
     check_sizes(K, None, d)
     lam = check_positive("lam", lam)
-    require(d >= K, f"the GUFM-CE optimum is a simplex ETF of K = {K} vectors inside the "
-                    f"zero-mean hyperplane: it needs d >= K, got d = {d}")
+    require(
+        d >= K,
+        f"the GUFM-CE optimum is a simplex ETF of K = {K} vectors inside the "
+        f"zero-mean hyperplane: it needs d >= K, got d = {d}",
+    )
     sd = math.sqrt(d)
     a = sd * K / (K - 1)
 
@@ -107,7 +121,16 @@ def gufm_ce(K: int, d: int, lam: float) -> GUFMPrediction:
     u = a * w
     objective = math.log1p((K - 1) * math.exp(-u)) + lam * K * w * w / 2
     return GUFMPrediction(
-        K=K, d=d, lam=lam, loss="ce", structure="simplex_etf", feature_norm=sd, w_norm=w,
-        logit_true=sd * w, logit_other=-sd * w / (K - 1), objective=objective,
-        lam_appendix=None, w_norm_appendix_formula=None,
+        K=K,
+        d=d,
+        lam=lam,
+        loss="ce",
+        structure="simplex_etf",
+        feature_norm=sd,
+        w_norm=w,
+        logit_true=sd * w,
+        logit_other=-sd * w / (K - 1),
+        objective=objective,
+        lam_appendix=None,
+        w_norm_appendix_formula=None,
     )

@@ -129,27 +129,50 @@ def ufm_objective(
     return total
 
 
-def ufm_mse(w: Array, h: Array, y: Array, lambda_w: Any, lambda_h: Any, b: Array | None = None,
-            lambda_b: Any = 0.0) -> Array:
+def ufm_mse(
+    w: Array,
+    h: Array,
+    y: Array,
+    lambda_w: Any,
+    lambda_h: Any,
+    b: Array | None = None,
+    lambda_b: Any = 0.0,
+) -> Array:
     r"""Tirer & Bruna eq. (3): :math:`\frac{1}{2N}\|WH + b1^\top - Y\|_F^2
     + \frac{\lambda_W}{2}\|W\|_F^2
     + \frac{\lambda_H}{2}\|H\|_F^2 + \frac{\lambda_b}{2}\|b\|^2` (``b=None``: bias-free)."""
     return ufm_objective([w], h, y, [lambda_w], lambda_h, b=b, lambda_b=lambda_b)
 
 
-def ufm_ce(w: Array, h: Array, y: Array, lambda_w: Any, lambda_h: Any, b: Array | None = None,
-           lambda_b: Any = 0.0) -> Array:
+def ufm_ce(
+    w: Array,
+    h: Array,
+    y: Array,
+    lambda_w: Any,
+    lambda_h: Any,
+    b: Array | None = None,
+    lambda_b: Any = 0.0,
+) -> Array:
     """Regularised cross-entropy UFM (Zhu et al. 2021): mean CE + the same regularisers."""
     return ufm_objective([w], h, y, [lambda_w], lambda_h, loss="ce", b=b, lambda_b=lambda_b)
 
 
-def extended_ufm(w2: Array, w1: Array, h1: Array, y: Array, lambda_w2: Any, lambda_w1: Any,
-                 lambda_h1: Any, relu_hidden: bool = False) -> Array:
+def extended_ufm(
+    w2: Array,
+    w1: Array,
+    h1: Array,
+    y: Array,
+    lambda_w2: Any,
+    lambda_w1: Any,
+    lambda_h1: Any,
+    relu_hidden: bool = False,
+) -> Array:
     r"""Tirer & Bruna eq. (23) (linear) / (24) (ReLU):
     :math:`\frac{1}{2N}\|W_2\sigma(W_1H_1) - Y\|_F^2 + \frac{\lambda_{W_2}}{2}\|W_2\|_F^2
     + \frac{\lambda_{W_1}}{2}\|W_1\|_F^2 + \frac{\lambda_{H_1}}{2}\|H_1\|_F^2`."""
-    return ufm_objective([w1, w2], h1, y, [lambda_w1, lambda_w2], lambda_h1,
-                         relu_hidden=relu_hidden)
+    return ufm_objective(
+        [w1, w2], h1, y, [lambda_w1, lambda_w2], lambda_h1, relu_hidden=relu_hidden
+    )
 
 
 def gufm(w: Array, x: Array, y: Array, lam: Any, loss: str = "mse") -> Array:
@@ -163,4 +186,4 @@ def layernorm_project(x: Array) -> Array:
     """Columns of x (d x N) mapped to LayerNorm outputs: zero mean over d, Euclidean norm √d."""
     d = x.shape[-2]
     c = x - x.mean(-2)[..., None, :]
-    return c * (d ** 0.5 / ((c * c).sum(-2) ** 0.5))[..., None, :]
+    return c * (d**0.5 / ((c * c).sum(-2) ** 0.5))[..., None, :]
