@@ -9,8 +9,8 @@ import torch
 
 from nclab.experiments import get_experiment, resume_run, run_experiment
 from nclab.experiments.deep_ln.measure import fit_loss, measure, theory_for
-from nclab.experiments.registry import all_claims, verdict
 from nclab.models.lnresnet import LNResNet, LNTransformer, layer_norm_sphere
+from nclab.reproduce import all_claims, verdict
 
 EXP = get_experiment("deep-ln")
 TINY = [

@@ -8,8 +8,8 @@ import torch
 from nclab.errors import ConfigError
 from nclab.experiments import feature_collapse as fc
 from nclab.experiments import get_experiment, resume_run, run_experiment
-from nclab.experiments.claims.feature_collapse import CLAIMS
-from nclab.experiments.registry import all_claims, lookup
+from nclab.reproduce import all_claims, lookup
+from nclab.reproduce.claims.laurent import CLAIMS
 from nclab.runs import RunDir
 
 EXP = get_experiment("feature-collapse")

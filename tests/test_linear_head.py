@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from nclab.experiments import get_experiment, resume_run, run_experiment
-from nclab.experiments.registry import all_claims, verdict
+from nclab.reproduce import all_claims, verdict
 
 EXP = get_experiment("linear-head")
 

@@ -12,20 +12,22 @@ import pytest
 from nclab.cli import main
 from nclab.errors import ConfigError
 from nclab.experiments import get_experiment, run_experiment
-from nclab.experiments.registry import (
+from nclab.reproduce import (
     FAILED,
     NOT_REPRODUCED,
     PARTIAL,
     REPRODUCED,
     Check,
     Claim,
+    Equals,
+    Ratio,
     RunSpec,
     all_claims,
     lookup,
     select,
     verdict,
 )
-from nclab.experiments.sweep import load_grid, parse_grid
+from nclab.reproduce.sweep import load_grid, parse_grid
 
 # --- registry integrity --------------------------------------------------------------------------
 
@@ -44,6 +46,39 @@ def test_every_claim_names_existing_experiments_and_presets():
         for path in list(c.measured.values()) + list(c.theory.values()):
             alias = path.rpartition(":")[0] or "main"
             assert alias in c.runs, f"{c.id}: {path} names an unknown run"
+
+
+def test_check_names_are_unique_ids_within_a_claim():
+    for c in all_claims():
+        names = [chk.name for chk in c.checks]
+        assert len(set(names)) == len(names), (c.id, names)
+        assert all(n and " " not in n for n in names), (c.id, names)
+
+
+def test_a_smaller_quick_preset_says_what_differs():
+    """Every claim whose quick preset differs from its full one says what its quick run changes."""
+    for c in all_claims():
+        if any(r.quick != r.full for r in c.runs.values()):
+            assert c.smaller.get("quick"), f"{c.id}: quick preset differs, no smaller['quick']"
+            assert c.instance("quick").startswith("smaller: "), c.id
+        else:
+            assert "quick" not in c.smaller, f"{c.id}: quick is the full preset"
+    assert all_claims()[0].instance("full") == "paper"
+
+
+def test_list_json_names_each_claims_checks(capsys):
+    assert run_cli(["reproduce", "--list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    by_id = {c.id: c for c in all_claims()}
+    assert [r["id"] for r in rows] == list(by_id)
+    for r in rows:
+        claim = by_id[r["id"]]
+        assert r["checks"] == [
+            {"name": chk.name, "description": chk.describe} for chk in claim.checks
+        ]
+        assert r["quick"]["instance"] == claim.instance("quick")
+    assert run_cli(["reproduce", "--list", "--markdown"]) == 0
+    assert "smaller instance: MNIST-1D" in capsys.readouterr().out
 
 
 def test_select_by_glob():
@@ -105,6 +140,34 @@ def test_verdicts():
         "other": {"test_acc": 2.0},
     }
     assert [c["passed"] for c in verdict(CLAIM, nan)[1]] == [False, True, False]
+
+
+def test_checks_report_value_and_threshold():
+    s = {
+        "main": {"test_acc": 0.995, "norm": 1.40, "theory": {"norm": 1.42}},
+        "other": {"test_acc": 1.3},
+    }
+    acc, norm, beat = verdict(CLAIM, s)[1]
+    assert acc["name"] == "accuracy-is-high" and acc["description"] == "accuracy is high"
+    assert (acc["value"], acc["threshold"], acc["passed"]) == (0.995, 0.99, True)
+    assert norm["value"] == pytest.approx(0.02 / 1.42) and norm["threshold"] == 0.05
+    assert beat["value"] == 1.3 and beat["threshold"] == pytest.approx(0.995 + 0.3)
+    ratio = Ratio("falls 5x", "a", "b", 0.2, name="falls")
+    out = ratio.evaluate({"main": {"a": 1.0, "b": 10.0}})
+    assert (out["name"], out["value"], out["threshold"], out["passed"]) == ("falls", 0.1, 0.2, True)
+    assert not ratio.evaluate({"main": {"a": 3.0, "b": 10.0}})["passed"]
+    assert not ratio.evaluate({"main": {"a": -1.0, "b": -10.0}})["passed"]  # both must be > 0
+    assert "missing 'b'" in ratio.evaluate({"main": {"a": 1.0}})["detail"]
+    kind = Equals("collapse type is type-I", "collapse_type", "type-I")
+    assert kind.evaluate({"main": {"collapse_type": "type-I"}})["passed"]
+    out = kind.evaluate({"main": {"collapse_type": "none"}})
+    assert (out["value"], out["threshold"], out["passed"]) == ("none", "type-I", False)
+    cert = Equals("bound holds", ("c.applies", "c.holds.nc1"), True)
+    assert cert.evaluate({"main": {"c": {"applies": True, "holds": {"nc1": True}}}})["passed"]
+    assert not cert.evaluate({"main": {"c": {"applies": True, "holds": {"nc1": None}}}})["passed"]
+    assert not cert.evaluate({"main": {"c": {"applies": False}}})["passed"]
+    with pytest.raises(ConfigError, match="unknown check operator"):
+        Check("x", "a", "=>", 1.0)
 
 
 def test_lookup_paths():
@@ -175,6 +238,23 @@ def run_cli(args, capsys=None):
     return code
 
 
+def test_ray_runs_one_job_like_local(tmp_path):
+    """The short Ray check of the default run: one tiny job, the same summary as inline."""
+    pytest.importorskip("ray")
+    from nclab.reproduce.backends import Job, execute
+
+    over = {"epochs": 2, "width": 16, "depth": 1, "log_every": 1}
+    local, ray = (
+        execute(
+            [Job.make("demo", None, tmp_path / name, over)], backend=b, workers=1, progress=False
+        )[0]
+        for name, b in (("local", "local"), ("ray", "ray"))
+    )
+    assert not local.get("failed") and not ray.get("failed"), (local, ray)
+    assert ray["test_acc"] == local["test_acc"] and ray["layers"] == local["layers"]
+
+
+@pytest.mark.slow
 def test_sweep_local_equals_ray(tmp_path, capsys):
     pytest.importorskip("ray")
     (tmp_path / "g.toml").write_text(TINY)
@@ -230,8 +310,8 @@ def test_failed_run_is_recorded_and_sweep_goes_on(tmp_path):
 # --- reproduce end to end on a fabricated claim ------------------------------------------------------
 
 
-def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch):
-    from nclab.experiments import registry, reproduce
+def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
+    from nclab.reproduce import judge, registry, runner
 
     claim = Claim(
         id="demo/accuracy",
@@ -245,6 +325,7 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch):
             Check("test accuracy above 50 %", "test_acc", ">=", 0.5),
             Check("impossible", "test_acc", ">", 2.0),
         ],
+        smaller={"quick": "a tiny MLP"},
     )
     gpu_claim = Claim(
         id="demo/gpu",
@@ -258,8 +339,7 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch):
     demo = get_experiment("demo")
     monkeypatch.setitem(demo.presets, "tiny", {"epochs": 3})
     monkeypatch.setattr(registry, "all_claims", lambda: [claim, gpu_claim])
-    monkeypatch.setattr(reproduce, "all_claims", lambda: [claim, gpu_claim])
-    res = reproduce.reproduce([], mode="quick", out=tmp_path, workers=1, progress=False)
+    res = runner.reproduce([], mode="quick", out=tmp_path, workers=1, progress=False)
     by_id = {r.id: r for r in res}
     assert by_id["demo/accuracy"].verdict == PARTIAL
     assert by_id["demo/gpu"].verdict == "not run: needs GPU"
@@ -267,9 +347,24 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch):
     assert "data:image/png;base64," in html and "http" not in html.replace("http-equiv", "")
     md = (tmp_path / "report.md").read_text()
     assert "demo/accuracy" in md and "partial" in md
+    # the verdict says it was judged on a smaller instance; each check shows value and threshold
+    assert by_id["demo/accuracy"].instance == "smaller: a tiny MLP"
+    assert "**partial (smaller instance: a tiny MLP)**" in md
+    assert "| ❌ | `impossible` |" in md and "| 2 |" in md
+    assert "partial (smaller instance: a tiny MLP)" in html and "<td>2</td>" in html
     # re-rendering from the directory gives the same verdicts
-    again = reproduce.judge_dir(tmp_path)
+    again = judge.judge_dir(tmp_path)
     assert [r.verdict for r in again] == [r.verdict for r in res]
+    # nclab report --json: each claim's checks carry name, value, threshold and passed
+    capsys.readouterr()
+    assert run_cli(["report", str(tmp_path), "--json"]) == 0
+    rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    checks = rows["demo/accuracy"]["checks"]
+    assert [c["name"] for c in checks] == ["test-accuracy-above-50", "impossible"]
+    assert {"name", "value", "threshold", "passed"} <= set(checks[0])
+    assert checks[1]["threshold"] == 2.0 and checks[1]["passed"] is False
+    assert checks[0]["value"] == by_id["demo/accuracy"].measured["test accuracy"]["mean"]
+    assert rows["demo/gpu"]["instance"] == "paper"
 
 
 # --- resume -----------------------------------------------------------------------------------------
