@@ -10,8 +10,7 @@ True
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .errors import ConfigError, DataError, DegenerateError, NclabError, TheoryError
 from .metrics import collapse_metrics
 from .probe import CollapseProbe

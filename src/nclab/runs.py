@@ -71,7 +71,7 @@ def versions() -> dict[str, str]:
     import numpy
     import torch
 
-    from . import __version__
+    from ._version import __version__
 
     return {
         "nclab": __version__,

@@ -55,20 +55,11 @@ def run_cmd(
     json: bool = JSON_OPT,
 ) -> None:
     """Run an experiment preset into a run directory (config, metrics.jsonl, summary.json, figures)."""
-    from ..config import apply_overrides
     from ..errors import ConfigError
-    from ..experiments import experiment_names, get_experiment, resume_run, run_experiment
+    from ..experiments import get_experiment, resume_run, run_experiment
 
     if list_:
-        rows = {}
-        for name in experiment_names():
-            exp = get_experiment(name)
-            rows[name] = {"description": exp.description, "presets": exp.preset_names()}
-        if json:
-            emit_json(rows)
-        else:
-            for name, r in rows.items():
-                print(f"{name}: {r['description']}\n  presets: {', '.join(r['presets'])}")
+        _list_experiments(json)
         return
     if resume is not None:
         summary = resume_run(resume)
@@ -77,12 +68,7 @@ def run_cmd(
         if experiment is None:
             raise ConfigError("name an experiment (nclab run --list shows them)")
         exp = get_experiment(experiment)
-        cfg = exp.config(preset)
-        if config is not None:
-            from ..config import load_toml_overrides
-
-            cfg = apply_overrides(cfg, load_toml_overrides(config))
-        cfg = apply_overrides(cfg, list(set_))
+        cfg = _resolve_config(exp, preset, config, list(set_))
         if show_config:
             print(cfg.to_toml())
             return
@@ -94,6 +80,30 @@ def run_cmd(
         emit_json(summary)
     else:
         print_summary(summary, Path(out_dir))
+
+
+def _list_experiments(json: bool) -> None:
+    from ..experiments import experiment_names, get_experiment
+
+    rows = {}
+    for name in experiment_names():
+        exp = get_experiment(name)
+        rows[name] = {"description": exp.description, "presets": exp.preset_names()}
+    if json:
+        emit_json(rows)
+    else:
+        for name, r in rows.items():
+            print(f"{name}: {r['description']}\n  presets: {', '.join(r['presets'])}")
+
+
+def _resolve_config(exp, preset: str | None, config: Path | None, overrides: list[str]):
+    """The preset's config, then the TOML file's values, then the --set overrides."""
+    from ..config import apply_overrides, load_toml_overrides
+
+    cfg = exp.config(preset)
+    if config is not None:
+        cfg = apply_overrides(cfg, load_toml_overrides(config))
+    return apply_overrides(cfg, overrides)
 
 
 @app.command()

@@ -1,0 +1,256 @@
+"""The layout of ``src/nclab`` as docs/architecture.md draws it: no import cycle, dependencies
+pointing down the picture, no experiment importing another, and size limits with stated reasons.
+
+Imports are read from the source (``ast``), including those inside functions; imports under
+``if TYPE_CHECKING:`` are left out (they never run).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PKG = SRC / "nclab"
+
+#: the layers of docs/architecture.md, lowest first: a module may import modules of its own area
+#: or of a lower layer, never of a higher one
+LAYERS: list[set[str]] = [
+    {"errors", "_version"},
+    {"config", "runs", "progress", "threads", "validation", "_kernels"},
+    {"theory", "stats", "distributed"},
+    {"metrics"},
+    {"probe", "measure", "data"},
+    {"__init__"},  # `import nclab`: ClassStats, collapse_metrics, CollapseProbe
+    {"models"},
+    {"train"},
+    {"report"},
+    {"experiments"},
+    {"reproduce"},
+    {"cli", "__main__"},
+]
+#: what theory may import of nclab (it is numpy/scipy only otherwise)
+THEORY_MAY_IMPORT = {"errors", "theory"}
+#: a module over this many lines, or a function over FUNCTION_LINES, says why in its docstring
+MODULE_LINES, FUNCTION_LINES = 400, 60
+REASON = "Length:"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(PKG.rglob("*.py"))}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(tree: ast.AST):
+    """Every Import / ImportFrom node, skipping the bodies of ``if TYPE_CHECKING:``."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                stack.extend(child.orelse)
+                continue
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                yield child
+            stack.append(child)
+
+
+def _targets(name: str, path: Path, node, modules: dict[str, Path]) -> set[str]:
+    """The nclab modules an import statement loads (the most specific module named)."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names if a.name in modules}
+    if node.level:
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for _ in range(node.level - 1):
+            package = package.rpartition(".")[0]
+        base = f"{package}.{node.module}" if node.module else package
+    else:
+        base = node.module or ""
+    if base not in modules:
+        return set()
+    out = set()
+    for alias in node.names:
+        sub = f"{base}.{alias.name}"
+        out.add(sub if sub in modules else base)
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(), str(path))
+        deps: set[str] = set()
+        for node in _import_nodes(tree):
+            deps |= _targets(name, path, node, modules)
+        deps.discard(name)
+        graph[name] = deps
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _area(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _layer(module: str) -> int:
+    area = _area(module)
+    for i, layer in enumerate(LAYERS):
+        if area in layer:
+            return i
+    raise AssertionError(f"{module}: area {area!r} is in no layer of LAYERS; add it")
+
+
+def test_the_import_graph_is_read():
+    g = import_graph()
+    # known edges, so that a broken reader cannot pass the tests below with an empty graph
+    assert "nclab.stats" in g["nclab"]
+    assert "nclab.experiments.runner" in g["nclab.experiments"]
+    assert any(d.startswith("nclab.errors") for d in g["nclab.theory"])
+
+
+def test_no_import_cycle():
+    assert _cycles(import_graph()) == []
+
+
+def test_cycle_finder_finds_one():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_dependencies_point_down_the_layers():
+    bad = [
+        f"{m} -> {d}"
+        for m, deps in import_graph().items()
+        for d in deps
+        if _area(d) != _area(m) and _layer(d) > _layer(m)
+    ]
+    assert bad == []
+
+
+def test_theory_imports_only_errors_of_nclab():
+    bad = [
+        f"{m} -> {d}"
+        for m, deps in import_graph().items()
+        if _area(m) == "theory"
+        for d in deps
+        if _area(d) not in THEORY_MAY_IMPORT
+    ]
+    assert bad == []
+
+
+def test_no_experiment_imports_another():
+    def experiment(module: str) -> str | None:
+        parts = module.split(".")
+        if (
+            len(parts) > 2
+            and parts[1] == "experiments"
+            and (PKG / "experiments" / parts[2]).is_dir()
+        ):
+            return None if parts[2] == "common" else parts[2]
+        return None
+
+    bad = [
+        f"{m} -> {d}"
+        for m, deps in import_graph().items()
+        for d in deps
+        if experiment(m) and experiment(d) and experiment(m) != experiment(d)
+    ]
+    assert bad == []
+
+
+def test_no_two_orchestration_modules_share_a_name():
+    """reproduce/, cli/ and report/ each name their files for what they do (no three
+    ``reproduce.py`` any more); experiment packages share file names on purpose."""
+    names: dict[str, list[str]] = {}
+    for m in _modules():
+        if _area(m) in {"reproduce", "cli", "report"} and not m.endswith("__init__"):
+            names.setdefault(m.rpartition(".")[2], []).append(m)
+    assert {k: v for k, v in names.items() if len(v) > 1} == {}
+    assert not (PKG / "cli" / "reproduce.py").exists()
+    assert not (PKG / "report" / "reproduce.py").exists()
+
+
+def _long_without_reason() -> list[str]:
+    out = []
+    for name, path in _modules().items():
+        text = path.read_text()
+        tree = ast.parse(text)
+        lines = len(text.splitlines())
+        doc = ast.get_docstring(tree) or ""
+        if lines > MODULE_LINES and REASON not in doc:
+            out.append(f"{name}: {lines} lines")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                n = node.end_lineno - node.lineno + 1
+                if n > FUNCTION_LINES and REASON not in (ast.get_docstring(node) or ""):
+                    out.append(f"{name}.{node.name}: {n} lines")
+    return out
+
+
+def test_sizes_or_reasons():
+    """Modules over 400 lines and functions over 60 lines say why in their docstring, in a line
+    starting with ``Length:``."""
+    assert _long_without_reason() == []
+
+
+@pytest.mark.parametrize("module", ["nclab.theory", "nclab.stats", "nclab.metrics"])
+def test_core_never_imports_training_code(module):
+    g = import_graph()
+    seen, todo = set(), [m for m in g if m == module or m.startswith(module + ".")]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo.extend(g.get(m, ()))
+    assert not {m for m in seen if _area(m) in {"experiments", "train", "models", "reproduce"}}
