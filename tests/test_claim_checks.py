@@ -1,0 +1,107 @@
+"""Every registered check can fail, and every summary path a claim reads exists.
+
+One ``reproduce(mode="quick")`` of every claim (about two minutes on 2 cores) gives the summaries the
+quick runs really write; each check is then evaluated on them (no missing key) and on perturbed
+copies of them, changing only the values the check declares it reads, until it fails.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from nclab.reproduce import all_claims, lookup
+from nclab.reproduce.judge import MANIFEST, read_summaries
+from nclab.reproduce.runner import reproduce
+from nclab.reproduce.summaries import split
+
+CLAIMS = all_claims()
+CHECKS = [(c, chk) for c in CLAIMS for chk in c.checks]
+
+
+@pytest.fixture(scope="session")
+def quick_summaries(tmp_path_factory) -> dict[str, dict[str, dict[str, Any]]]:
+    """claim id -> alias -> the summary its quick run wrote (each claim's runs, run once)."""
+    out = tmp_path_factory.mktemp("reproduce-quick")
+    results = reproduce(mode="quick", out=out, workers=2, progress=False)
+    failed = [r.id for r in results if r.verdict == "failed"]
+    assert not failed, f"quick runs failed: {failed}"
+    manifest = json.loads((out / MANIFEST).read_text())
+    return {cid: read_summaries(jobs)[0] for cid, jobs in manifest["jobs"].items()}
+
+
+def assign(summaries: dict, path: str, value: Any) -> None:
+    """Set the value at ``alias:dotted.path`` (which must exist)."""
+    alias, key = split(path)
+    node: Any = summaries[alias]
+    *parents, last = key.split(".")
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        assert last in node, path
+        node[last] = value
+
+
+def perturbations(v: Any) -> Iterator[Any]:
+    """Finite values of the same type as ``v``, from small changes to large ones."""
+    if isinstance(v, bool):
+        yield not v
+    elif isinstance(v, int | float):
+        x = float(v)
+        for c in (2 * x, x / 2, -x, x + 1, x - 1, 0.0, 1.0, -1.0, 1e9, -1e9, 1e-9):
+            if math.isfinite(c):
+                yield type(v)(c) if isinstance(v, int) and c.is_integer() else c
+    elif isinstance(v, str):
+        yield from (v + "-perturbed", "none", "type-I", "type-II", "type-III")
+    elif isinstance(v, list):  # a list value: perturb its first element
+        for p in perturbations(v[0]) if v else ():
+            yield [p, *v[1:]]
+
+
+def failing_summary(chk, summaries: dict) -> tuple[str, Any, dict] | None:
+    """A copy of ``summaries`` with one value ``chk`` reads changed so that ``chk`` fails."""
+    for path in chk.paths():
+        for v in perturbations(lookup(summaries, path)):
+            trial = copy.deepcopy(summaries)
+            assign(trial, path, v)
+            if not chk.evaluate(trial)["passed"]:
+                return path, v, trial
+    return None
+
+
+def _ids(pairs):
+    return [f"{c.id}:{chk.name}" for c, chk in pairs]
+
+
+def test_every_path_a_claim_reads_exists_in_its_quick_summaries(quick_summaries):
+    missing = []
+    for c in CLAIMS:
+        if c.id not in quick_summaries:  # not run in quick mode (no quick preset)
+            assert not c.runnable("quick"), c.id
+            continue
+        for path in c.paths():
+            try:
+                lookup(quick_summaries[c.id], path)
+            except KeyError:
+                missing.append(f"{c.id}: {path}")
+    assert missing == []
+
+
+@pytest.mark.parametrize(("claim", "chk"), CHECKS, ids=_ids(CHECKS))
+def test_every_check_can_fail(quick_summaries, claim, chk):
+    summaries = quick_summaries[claim.id]
+    real = chk.evaluate(summaries)
+    assert "missing" not in real["detail"] and "not a number" not in real["detail"], real
+    assert {"name", "value", "threshold", "passed"} <= set(real)
+    found = failing_summary(chk, summaries)
+    assert found is not None, f"{claim.id}: no perturbation of {chk.paths()} makes {chk.name} fail"
+    path, value, trial = found
+    out = chk.evaluate(trial)
+    assert out["passed"] is False and out["name"] == chk.name, (path, value, out)
