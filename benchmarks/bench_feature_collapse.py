@@ -38,8 +38,13 @@ def plain_model(net):
     with torch.no_grad():
         emb.weight.copy_(net.W)
         clf.weight.copy_(net.U)
-    opt = torch.optim.SGD([{"params": emb.parameters(), "weight_decay": 1e-3},
-                           {"params": clf.parameters(), "weight_decay": 1e-3}], lr=0.1)
+    opt = torch.optim.SGD(
+        [
+            {"params": emb.parameters(), "weight_decay": 1e-3},
+            {"params": clf.parameters(), "weight_decay": 1e-3},
+        ],
+        lr=0.1,
+    )
     return emb, clf, opt
 
 
@@ -84,13 +89,19 @@ def bench_steps(data, steps: int, blocks: int) -> dict:
     with torch.no_grad():  # same batches, same update: the two models must agree (float32)
         dw = float((emb.weight - net.W).norm() / net.W.norm())
         du = float((clf.weight - net.U).norm() / net.U.norm())
-    return {"step_ms_plain": 1e3 * t_plain / n, "step_ms_ours": 1e3 * t_ours / n,
-            "step_ratio": t_plain / t_ours, "steps_timed": n,
-            "rel_diff_W": dw, "rel_diff_U": du}
+    return {
+        "step_ms_plain": 1e3 * t_plain / n,
+        "step_ms_ours": 1e3 * t_ours / n,
+        "step_ratio": t_plain / t_ours,
+        "steps_timed": n,
+        "rel_diff_W": dw,
+        "rel_diff_U": du,
+    }
 
 
-def time_to_result(check_every: int, init_scale: float, max_seconds: float,
-                   until_converged: bool) -> dict:
+def time_to_result(
+    check_every: int, init_scale: float, max_seconds: float, until_converged: bool
+) -> dict:
     """Our best path on fig3, from data generation until the criterion holds (and, with
     ``until_converged``, on to the minimiser, to show the criterion still holds there)."""
     from nclab.experiments import get_experiment
@@ -98,18 +109,26 @@ def time_to_result(check_every: int, init_scale: float, max_seconds: float,
 
     exp = get_experiment("feature-collapse")
     t0 = time.perf_counter()
-    cfg = exp.config("fig3-fast", {"lbfgs_iters": check_every, "epochs": 10_000,
-                                   "init_scale": init_scale})
+    cfg = exp.config(
+        "fig3-fast", {"lbfgs_iters": check_every, "epochs": 10_000, "init_scale": init_scale}
+    )
     tr = Trainer(cfg)
     rec, out = {}, {}
     while time.perf_counter() - t0 < max_seconds:
         tr.train_epoch(0)
         acc = tr.accuracy(tr.data.x_test, tr.data.y_test)
         norm = float(tr.net.W.detach().norm(dim=1).mean())
-        rec = {"seconds": time.perf_counter() - t0, "lbfgs_iterations": tr.steps,
-               "test_acc": acc, "word_norm_mean": norm}
-        print(f"  L-BFGS it {tr.steps:4d}  {rec['seconds']:7.1f} s  test acc {acc:.4f}  "
-              f"mean |w| {norm:.5f}", flush=True)
+        rec = {
+            "seconds": time.perf_counter() - t0,
+            "lbfgs_iterations": tr.steps,
+            "test_acc": acc,
+            "word_norm_mean": norm,
+        }
+        print(
+            f"  L-BFGS it {tr.steps:4d}  {rec['seconds']:7.1f} s  test acc {acc:.4f}  "
+            f"mean |w| {norm:.5f}",
+            flush=True,
+        )
         ok = acc >= ACC and abs(norm - TARGET_NORM) <= NORM_TOL
         if ok and "reached_at" not in out:
             out["reached_at"] = dict(rec)
@@ -126,15 +145,26 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--steps", type=int, default=300, help="SGD steps timed per implementation")
     ap.add_argument("--blocks", type=int, default=6, help="interleaved timing blocks")
-    ap.add_argument("--plain-steps", type=int, default=60_000,
-                    help="steps of the plain recipe to the result (authors' run: 60 000)")
+    ap.add_argument(
+        "--plain-steps",
+        type=int,
+        default=60_000,
+        help="steps of the plain recipe to the result (authors' run: 60 000)",
+    )
     ap.add_argument("--check-every", type=int, default=2, help="L-BFGS iterations per check")
-    ap.add_argument("--init-scale", type=float, default=0.1,
-                    help="initial weight scale of the fast path (authors: 1e-3)")
+    ap.add_argument(
+        "--init-scale",
+        type=float,
+        default=0.1,
+        help="initial weight scale of the fast path (authors: 1e-3)",
+    )
     ap.add_argument("--max-seconds", type=float, default=1800.0)
     ap.add_argument("--skip-ttr", action="store_true", help="only (a)")
-    ap.add_argument("--stop-at-result", action="store_true",
-                    help="stop (b) at the criterion instead of continuing to the minimiser")
+    ap.add_argument(
+        "--stop-at-result",
+        action="store_true",
+        help="stop (b) at the criterion instead of continuing to the minimiser",
+    )
     args = ap.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
@@ -145,33 +175,48 @@ def main() -> None:
     print(f"threads: {torch.get_num_threads()}, load average: {load}")
     out = {"threads": torch.get_num_threads(), "load_average": load}
     a = bench_steps(data, args.steps, args.blocks)
-    print(f"(a) ms per faithful SGD step: plain {a['step_ms_plain']:.2f}, ours "
-          f"{a['step_ms_ours']:.2f}, ratio {a['step_ratio']:.2f}x; relative difference of the "
-          f"weights after {a['steps_timed'] + 10} identical steps: W {a['rel_diff_W']:.1e}, "
-          f"U {a['rel_diff_U']:.1e}")
+    print(
+        f"(a) ms per faithful SGD step: plain {a['step_ms_plain']:.2f}, ours "
+        f"{a['step_ms_ours']:.2f}, ratio {a['step_ratio']:.2f}x; relative difference of the "
+        f"weights after {a['steps_timed'] + 10} identical steps: W {a['rel_diff_W']:.1e}, "
+        f"U {a['rel_diff_U']:.1e}"
+    )
     out.update(a)
     if not args.skip_ttr:
         print("(b) time to result on fig3, our best path (full-batch L-BFGS, same objective):")
-        b = time_to_result(args.check_every, args.init_scale, args.max_seconds,
-                           not args.stop_at_result)
+        b = time_to_result(
+            args.check_every, args.init_scale, args.max_seconds, not args.stop_at_result
+        )
         plain_s = a["step_ms_plain"] / 1e3 * args.plain_steps
         r = b.get("reached_at")
-        out.update({"ttr_plain_s_extrapolated": plain_s, "plain_steps": args.plain_steps,
-                    "ttr_ours_s": r["seconds"] if r else None, "ttr_ours": r,
-                    "converged": b.get("converged_at"),
-                    "time_to_result_ratio": plain_s / r["seconds"] if r else None})
-        print(f"    plain recipe: {a['step_ms_plain']:.2f} ms x {args.plain_steps} steps = "
-              f"{plain_s:.0f} s (extrapolated)")
+        out.update(
+            {
+                "ttr_plain_s_extrapolated": plain_s,
+                "plain_steps": args.plain_steps,
+                "ttr_ours_s": r["seconds"] if r else None,
+                "ttr_ours": r,
+                "converged": b.get("converged_at"),
+                "time_to_result_ratio": plain_s / r["seconds"] if r else None,
+            }
+        )
+        print(
+            f"    plain recipe: {a['step_ms_plain']:.2f} ms x {args.plain_steps} steps = "
+            f"{plain_s:.0f} s (extrapolated)"
+        )
         if r:
-            print(f"    ours: criterion met after {r['seconds']:.1f} s ({r['lbfgs_iterations']} "
-                  f"L-BFGS iterations): ratio {out['time_to_result_ratio']:.1f}x")
+            print(
+                f"    ours: criterion met after {r['seconds']:.1f} s ({r['lbfgs_iterations']} "
+                f"L-BFGS iterations): ratio {out['time_to_result_ratio']:.1f}x"
+            )
         else:
             print("    ours: criterion NOT met")
         c = b.get("converged_at")
         if c:
-            print(f"    ours, converged: {c['seconds']:.1f} s, {c['lbfgs_iterations']} iterations, "
-                  f"test acc {c['test_acc']:.4f}, mean |w| {c['word_norm_mean']:.5f} (criterion "
-                  f"{'holds' if c['criterion_holds'] else 'fails'})")
+            print(
+                f"    ours, converged: {c['seconds']:.1f} s, {c['lbfgs_iterations']} iterations, "
+                f"test acc {c['test_acc']:.4f}, mean |w| {c['word_norm_mean']:.5f} (criterion "
+                f"{'holds' if c['criterion_holds'] else 'fails'})"
+            )
     print(json.dumps(out))
 
 

@@ -52,19 +52,29 @@ def reference(lam: float, seed: int, steps: int, lr: float, device) -> float:
     opt = torch.optim.SGD([w, h], lr=lr)
     for _ in range(steps):
         opt.zero_grad()
-        loss = 0.5 / n * ((w @ h - y) ** 2).sum() + 0.5 * lam * (w**2).sum() \
-            + 0.5 * lam * (h**2).sum()
+        loss = (
+            0.5 / n * ((w @ h - y) ** 2).sum() + 0.5 * lam * (w**2).sum() + 0.5 * lam * (h**2).sum()
+        )
         loss.backward()
         opt.step()
     with torch.no_grad():
-        return float(0.5 / n * ((w @ h - y) ** 2).sum() + 0.5 * lam * (w**2).sum()
-                     + 0.5 * lam * (h**2).sum())
+        return float(
+            0.5 / n * ((w @ h - y) ** 2).sum() + 0.5 * lam * (w**2).sum() + 0.5 * lam * (h**2).sum()
+        )
 
 
-def ours(lams, seeds, steps: int, lr: float, device, structured: bool = True
-         ) -> tuple[list[float], float]:
-    m = BatchedUFM(UFMSpec(K=K, n=N_PER, d=D), seeds=seeds, lambda_w=lams, lambda_h=lams, lr=lr,
-                   device=device, structured=structured)
+def ours(
+    lams, seeds, steps: int, lr: float, device, structured: bool = True
+) -> tuple[list[float], float]:
+    m = BatchedUFM(
+        UFMSpec(K=K, n=N_PER, d=D),
+        seeds=seeds,
+        lambda_w=lams,
+        lambda_h=lams,
+        lr=lr,
+        device=device,
+        structured=structured,
+    )
     sync(device)
     t = time.perf_counter()
     for _ in range(steps):
@@ -82,8 +92,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--configs", type=int, default=64)
     ap.add_argument("--steps", type=int, default=2000)
-    ap.add_argument("--ref-configs", type=int, default=None,
-                    help="run the reference on this many configurations (default: all)")
+    ap.add_argument(
+        "--ref-configs",
+        type=int,
+        default=None,
+        help="run the reference on this many configurations (default: all)",
+    )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--lr", type=float, default=0.1)
@@ -97,8 +111,10 @@ def main() -> None:
 
     f_ours, t_ours = ours(lams, seeds, args.steps, args.lr, args.device)
     ours_rate = args.configs * args.steps / t_ours
-    print(f"ours: {args.configs} configurations x {args.steps} steps in {t_ours:.2f} s "
-          f"-> {ours_rate:,.0f} configuration-steps/s")
+    print(
+        f"ours: {args.configs} configurations x {args.steps} steps in {t_ours:.2f} s "
+        f"-> {ours_rate:,.0f} configuration-steps/s"
+    )
     f_gen, t_gen = ours(lams, seeds, args.steps, args.lr, args.device, structured=False)
     gen_rate = args.configs * args.steps / t_gen
     print(f"ours, generic batched path: {t_gen:.2f} s -> {gen_rate:,.0f} configuration-steps/s")
@@ -109,26 +125,39 @@ def main() -> None:
     sync(args.device)
     t_ref = time.perf_counter() - t
     ref_rate = n_ref * args.steps / t_ref
-    print(f"reference (autograd, one configuration at a time): {n_ref} configurations x "
-          f"{args.steps} steps in {t_ref:.2f} s -> {ref_rate:,.0f} configuration-steps/s")
+    print(
+        f"reference (autograd, one configuration at a time): {n_ref} configurations x "
+        f"{args.steps} steps in {t_ref:.2f} s -> {ref_rate:,.0f} configuration-steps/s"
+    )
     diff = max(abs(f_ours[i] - r) / abs(r) for i, r in zip(pick, f_ref, strict=True))
     diff_gen = max(abs(f_gen[i] - r) / abs(r) for i, r in zip(pick, f_ref, strict=True))
-    print(f"ratio {ours_rate / ref_rate:.1f}x (generic path {gen_rate / ref_rate:.1f}x); largest "
-          f"relative difference of the final objectives {diff:.2e} (generic {diff_gen:.2e}, over "
-          f"{n_ref} configurations)")
-    print(json.dumps({
-        "ratio": round(ours_rate / ref_rate, 2),
-        "ours_steps_per_s": round(ours_rate, 1),
-        "reference_steps_per_s": round(ref_rate, 1),
-        "max_rel_objective_diff": diff,
-        "objectives_agree": diff <= 1e-10 and diff_gen <= 1e-10,
-        "ratio_generic": round(gen_rate / ref_rate, 2),
-        "ours_generic_steps_per_s": round(gen_rate, 1),
-        "max_rel_objective_diff_generic": diff_gen,
-        "configs": args.configs, "reference_configs": n_ref, "steps": args.steps,
-        "threads": args.threads, "device": args.device, "dtype": "float64",
-        "ours_seconds": round(t_ours, 3), "reference_seconds": round(t_ref, 3),
-    }))
+    print(
+        f"ratio {ours_rate / ref_rate:.1f}x (generic path {gen_rate / ref_rate:.1f}x); largest "
+        f"relative difference of the final objectives {diff:.2e} (generic {diff_gen:.2e}, over "
+        f"{n_ref} configurations)"
+    )
+    print(
+        json.dumps(
+            {
+                "ratio": round(ours_rate / ref_rate, 2),
+                "ours_steps_per_s": round(ours_rate, 1),
+                "reference_steps_per_s": round(ref_rate, 1),
+                "max_rel_objective_diff": diff,
+                "objectives_agree": diff <= 1e-10 and diff_gen <= 1e-10,
+                "ratio_generic": round(gen_rate / ref_rate, 2),
+                "ours_generic_steps_per_s": round(gen_rate, 1),
+                "max_rel_objective_diff_generic": diff_gen,
+                "configs": args.configs,
+                "reference_configs": n_ref,
+                "steps": args.steps,
+                "threads": args.threads,
+                "device": args.device,
+                "dtype": "float64",
+                "ours_seconds": round(t_ours, 3),
+                "reference_seconds": round(t_ref, 3),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

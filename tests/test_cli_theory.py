@@ -31,8 +31,19 @@ def test_list_json(capsys):
 
 
 def test_sequence_or_scalar_parameter(capsys):
-    base = ["theory", "deep-linear-ufm", "--K", "4", "--n", "50", "--d", "20",
-            "--lambda-h", "0.005", "--json"]
+    base = [
+        "theory",
+        "deep-linear-ufm",
+        "--K",
+        "4",
+        "--n",
+        "50",
+        "--d",
+        "20",
+        "--lambda-h",
+        "0.005",
+        "--json",
+    ]
     code, out, _ = run([*base, "--lambda-w", "0.005,0.005,0.005"], capsys)
     listed = json.loads(out)
     assert code == 0 and listed["params"]["lambda_w"] == [0.005, 0.005, 0.005]

@@ -120,7 +120,9 @@ def test_measured_objective_and_the_gufm_lower_bound(loss):
             if loss == "ce"
             else ((z - onehot.double()) ** 2).sum() / (2 * len(y))
         )
-        ref = float(ref_fit) + lam / 2 * sum(float((p * p).sum()) for p in net64.decayed_parameters())
+        ref = float(ref_fit) + lam / 2 * sum(
+            float((p * p).sum()) for p in net64.decayed_parameters()
+        )
     assert m["objective"] == pytest.approx(ref, rel=1e-6)
     assert m["objective"] >= m["gufm_objective"] >= theory.objective
     assert m["objective_gap"] == pytest.approx(m["objective"] - theory.objective, rel=1e-12)
@@ -180,8 +182,14 @@ def test_bad_depths_are_a_config_error(tmp_path):
 
 
 def test_transformer_on_sentences_end_to_end(tmp_path):
-    sets = ["model.width=12", "depths=[1, 3]", "train.epochs=30", "log_every=10",
-            "data.nspl=8", "data.num_classes=4"]
+    sets = [
+        "model.width=12",
+        "depths=[1, 3]",
+        "train.epochs=30",
+        "log_every=10",
+        "data.nspl=8",
+        "data.num_classes=4",
+    ]
     s = run_experiment(EXP, EXP.config("t11-ce-quick", sets), tmp_path / "t")
     assert s["depths"] == [1, 3] and s["lower_bound_holds"] is True
     assert s["num_classes"] == 4 and s["sphere_error_max"] < 1e-4

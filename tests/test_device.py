@@ -76,7 +76,9 @@ def test_in_memory_statistics_match_the_cpu(case):
 
 def test_probe_on_the_device_matches_the_cpu():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 5))
+    model = nn.Sequential(
+        nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 5)
+    )
     g = torch.Generator().manual_seed(1)
     data = []
     for _ in range(6):

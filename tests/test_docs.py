@@ -7,7 +7,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _update_docs():
-    spec = importlib.util.spec_from_file_location("update_docs", ROOT / "scripts" / "update_docs.py")
+    spec = importlib.util.spec_from_file_location(
+        "update_docs", ROOT / "scripts" / "update_docs.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -26,8 +26,9 @@ F0 = torch.as_tensor(equiangular_frame(NC, D, mean_zero=True, seed=0)).T
 
 def measures(words, u=None, layer_norm=False, freq=None, counts=None):
     u = 0.4 * F[LATENTS] if u is None else u
-    return feature_collapse_measures(words, CONCEPT, NC, u, LATENTS, word_freq=freq,
-                                     word_counts=counts, layer_norm=layer_norm)
+    return feature_collapse_measures(
+        words, CONCEPT, NC, u, LATENTS, word_freq=freq, word_counts=counts, layer_norm=layer_norm
+    )
 
 
 def test_type_one():
@@ -35,7 +36,8 @@ def test_type_one():
     assert m["collapse_type"] == "type-I"
     w = m["words"]
     assert w["nc1_trace"] == pytest.approx(0, abs=1e-12) and w["dir_nc1"] == pytest.approx(
-        0, abs=1e-12)
+        0, abs=1e-12
+    )
     assert w["etf"] == pytest.approx(0, abs=1e-12) and m["alignment"] == pytest.approx(1.0)
     assert w["norm_mean"] == pytest.approx(1.42) and w["norm_std"] == pytest.approx(0, abs=1e-12)
 
@@ -85,8 +87,7 @@ def test_invariant_to_rotation_and_scale():
 
 
 def test_verdict_thresholds_are_overridable():
-    m = measures(1.4 * F[CONCEPT] + 0.2 * torch.randn(NC * SC, D, generator=G,
-                                                      dtype=torch.float64))
+    m = measures(1.4 * F[CONCEPT] + 0.2 * torch.randn(NC * SC, D, generator=G, dtype=torch.float64))
     kind, _ = collapse_verdict(m, layer_norm=False, thresholds={"dir_nc1_max": 1e-9})
     assert kind == "none"
 

@@ -13,8 +13,18 @@ from nclab.reproduce.claims.laurent import CLAIMS
 from nclab.runs import RunDir
 
 EXP = get_experiment("feature-collapse")
-SUMMARY_KEYS = {"test_acc", "train_loss", "word_norm_mean", "word_norm_std", "u_norm_mean",
-                "collapse_type", "embedding_metrics", "theory", "paper", "seconds"}
+SUMMARY_KEYS = {
+    "test_acc",
+    "train_loss",
+    "word_norm_mean",
+    "word_norm_std",
+    "u_norm_mean",
+    "collapse_type",
+    "embedding_metrics",
+    "theory",
+    "paper",
+    "seconds",
+}
 
 
 def train(cfg):
@@ -28,8 +38,9 @@ def train(cfg):
 
 def test_small_uniform_h_reaches_theorem1():
     """Type-I collapse, and the norms of Theorem 1 for this instance within a few %."""
-    cfg = fc.FCConfig(nw=60, L=12, K=200, nspl=10, d=16, optimizer="lbfgs", epochs=30,
-                      lbfgs_history=50)
+    cfg = fc.FCConfig(
+        nw=60, L=12, K=200, nspl=10, d=16, optimizer="lbfgs", epochs=30, lbfgs_history=50
+    )
     tr = train(cfg)
     m, th = tr.measure(full=False), fc.theory_for(cfg)
     assert th["which"] == "fc-thm1"
@@ -59,13 +70,16 @@ def test_sgd_and_lbfgs_reach_the_same_minimiser():
     assert a["words"]["dir_nc1"] < 0.01 and b["words"]["dir_nc1"] < 0.05
 
 
-@pytest.mark.parametrize("over, match", [
-    ({"nw": 100}, "multiple of nc"),
-    ({"nspl": 0}, "nspl"),
-    ({"lam": -1e-3}, ">= 0"),
-    ({"lam": 0.0, "optimizer": "lbfgs"}, "no minimiser"),
-    ({"freq": "pareto"}, "invalid value"),
-])
+@pytest.mark.parametrize(
+    "over, match",
+    [
+        ({"nw": 100}, "multiple of nc"),
+        ({"nspl": 0}, "nspl"),
+        ({"lam": -1e-3}, ">= 0"),
+        ({"lam": 0.0, "optimizer": "lbfgs"}, "no minimiser"),
+        ({"freq": "pareto"}, "invalid value"),
+    ],
+)
 def test_bad_configs(over, match):
     with pytest.raises(ConfigError, match=match):
         fc.Trainer(EXP.config("fig3-quick", over))
@@ -113,8 +127,9 @@ def test_summary_keys_figures_and_claim_paths(tmp_path):
     s = run_experiment(EXP, cfg, tmp_path / "run", preset="fig3-quick")
     assert SUMMARY_KEYS <= set(s)
     assert s["paper"]["theory_word_norm"] == 1.42214 and s["theory"]["which"] == "fc-thm1"
-    assert {"pca.png", "norms.png", "curves.png"} <= {p.name for p in (tmp_path / "run" /
-                                                                      "figures").iterdir()}
+    assert {"pca.png", "norms.png", "curves.png"} <= {
+        p.name for p in (tmp_path / "run" / "figures").iterdir()
+    }
     json.dumps(s)
     for claim in CLAIMS:  # every path a claim reads exists in a summary of this experiment
         for path in list(claim.measured.values()) + list(claim.theory.values()):
@@ -126,7 +141,11 @@ def test_summary_keys_figures_and_claim_paths(tmp_path):
 
 def test_presets_and_claims_are_consistent():
     ids = [c.id for c in all_claims()]
-    assert {"feature-collapse/fig3", "feature-collapse/k50", "feature-collapse/fig4b-vs-fig4c"} <= set(ids)
+    assert {
+        "feature-collapse/fig3",
+        "feature-collapse/k50",
+        "feature-collapse/fig4b-vs-fig4c",
+    } <= set(ids)
     for claim in CLAIMS:
         for spec in claim.runs.values():
             assert spec.quick in EXP.presets and spec.full in EXP.presets
@@ -141,5 +160,6 @@ def test_presets_and_claims_are_consistent():
 
 def test_learnable_layernorm_trains():
     tr = train(EXP.config("learnable-ln-quick", {**TINY, "epochs": 3}))
-    assert tr.net.ln.weight.requires_grad and not torch.equal(tr.net.ln.weight.detach(),
-                                                              torch.ones(8))
+    assert tr.net.ln.weight.requires_grad and not torch.equal(
+        tr.net.ln.weight.detach(), torch.ones(8)
+    )

@@ -19,7 +19,7 @@ PKG = SRC / "nclab"
 #: or of a lower layer, never of a higher one
 LAYERS: list[set[str]] = [
     {"errors", "_version"},
-    {"config", "runs", "progress", "threads", "validation", "_kernels"},
+    {"config", "runs", "progress", "threads", "validation", "_kernels", "tables"},
     {"theory", "stats", "distributed"},
     {"metrics"},
     {"probe", "measure", "data"},

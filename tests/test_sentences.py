@@ -21,15 +21,18 @@ def test_frequencies():
     assert float(frequencies(3, [0.5, 0.3, 0.2]).sum()) == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"nc": 3, "nw": 10, "L": 4, "K": 5}, "multiple of nc"),
-    ({"nc": 3, "nw": 9, "L": 4, "K": 5, "freq": [0.5, 0.3, 0.1]}, "sum to 1"),
-    ({"nc": 3, "nw": 9, "L": 4, "K": 5, "freq": [0.5, 0.6, -0.1]}, "> 0"),
-    ({"nc": 3, "nw": 9, "L": 4, "K": 5, "freq": [0.5, 0.5]}, "sc = nw/nc = 3"),
-    ({"nc": 3, "nw": 9, "L": 4, "K": 5, "freq": "pareto"}, "uniform"),
-    ({"nc": 1, "nw": 9, "L": 4, "K": 5}, "nc must be"),
-    ({"nc": 2, "nw": 4, "L": 2, "K": 5, "distinct": True}, "do not exist"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"nc": 3, "nw": 10, "L": 4, "K": 5}, "multiple of nc"),
+        ({"nc": 3, "nw": 9, "L": 4, "K": 5, "freq": [0.5, 0.3, 0.1]}, "sum to 1"),
+        ({"nc": 3, "nw": 9, "L": 4, "K": 5, "freq": [0.5, 0.6, -0.1]}, "> 0"),
+        ({"nc": 3, "nw": 9, "L": 4, "K": 5, "freq": [0.5, 0.5]}, "sc = nw/nc = 3"),
+        ({"nc": 3, "nw": 9, "L": 4, "K": 5, "freq": "pareto"}, "uniform"),
+        ({"nc": 1, "nw": 9, "L": 4, "K": 5}, "nc must be"),
+        ({"nc": 2, "nw": 4, "L": 2, "K": 5, "distinct": True}, "do not exist"),
+    ],
+)
 def test_bad_configs(kwargs, match):
     with pytest.raises(ConfigError, match=match):
         make_task(**kwargs)

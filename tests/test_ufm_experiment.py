@@ -14,8 +14,16 @@ from nclab.models.ufm import BatchedUFM
 from nclab.runs import RunDir
 
 # a small, fast-converging version of Tirer & Bruna's Fig. 2 problem
-SMALL = ["K=3", "n=4", "d=6", "lambda_w=0.02", "lambda_h=0.02", "lr=0.5", "steps=6000",
-         "log_every=2000"]
+SMALL = [
+    "K=3",
+    "n=4",
+    "d=6",
+    "lambda_w=0.02",
+    "lambda_h=0.02",
+    "lr=0.5",
+    "steps=6000",
+    "log_every=2000",
+]
 
 
 def run(tmp_path, preset="tb-fig2-nobias", sets=(), seeds=1, name="run"):
@@ -28,8 +36,15 @@ def test_summary_reaches_theory(tmp_path):
     assert s["theorem"] == "Tirer & Bruna Thm 3.1"
     assert s["objective_gap"] <= 1e-10
     assert s["theory_objective"] == pytest.approx(s["theory"]["objective"])
-    assert set(s["metrics"]) == {"nc1", "nc2_etf", "nc2_of", "nc2_w_etf", "nc2_w_of", "nc3",
-                                 "nc3_of"}
+    assert set(s["metrics"]) == {
+        "nc1",
+        "nc2_etf",
+        "nc2_of",
+        "nc2_w_etf",
+        "nc2_w_of",
+        "nc3",
+        "nc3_of",
+    }
     assert s["expected_zero"] == {"H": ["nc1", "nc2_etf", "nc2_of", "nc2_w_of", "nc3_of"]}
     assert s["collapse_max"] <= 1e-6
     assert s["metrics"]["nc2_w_etf"] > 0.1  # an orthogonal frame is not a simplex ETF
@@ -44,16 +59,29 @@ def test_summary_reaches_theory(tmp_path):
     assert not rd.checkpoint_path.exists()
 
 
-@pytest.mark.parametrize(("sets", "layers", "theorem"), [
-    (["bias=free"], None, "Tirer & Bruna Thm 3.2"),
-    (["bias=regularized", "lambda_b=0.5"], None, "regularised bias (docs/theory-ufm.md)"),
-    (["loss=ce"], None, "Zhu et al. 2021, Thm 3.1 (regularised CE UFM)"),
-    (["depth=2", "lr=0.3", "init={w=0.5, w1=0.5, h=0.5}"], ["H1", "Z1"], "Tirer & Bruna Thm 4.1"),
-    (["layernorm=true", "lambda_h=0", "lambda_w=0.3", "lr=0.2", "lr_h_scale=30"], None,
-     "Súkeník et al., GUFM"),
-    (["layernorm=true", "lambda_h=0", "lambda_w=0.3", "lr=0.2", "lr_h_scale=30", "loss=ce"], None,
-     "Súkeník et al., GUFM"),
-])
+@pytest.mark.parametrize(
+    ("sets", "layers", "theorem"),
+    [
+        (["bias=free"], None, "Tirer & Bruna Thm 3.2"),
+        (["bias=regularized", "lambda_b=0.5"], None, "regularised bias (docs/theory-ufm.md)"),
+        (["loss=ce"], None, "Zhu et al. 2021, Thm 3.1 (regularised CE UFM)"),
+        (
+            ["depth=2", "lr=0.3", "init={w=0.5, w1=0.5, h=0.5}"],
+            ["H1", "Z1"],
+            "Tirer & Bruna Thm 4.1",
+        ),
+        (
+            ["layernorm=true", "lambda_h=0", "lambda_w=0.3", "lr=0.2", "lr_h_scale=30"],
+            None,
+            "Súkeník et al., GUFM",
+        ),
+        (
+            ["layernorm=true", "lambda_h=0", "lambda_w=0.3", "lr=0.2", "lr_h_scale=30", "loss=ce"],
+            None,
+            "Súkeník et al., GUFM",
+        ),
+    ],
+)
 def test_every_model_reaches_its_theory(tmp_path, sets, layers, theorem):
     s = run(tmp_path, sets=sets)
     assert s["theorem"] == theorem
@@ -67,8 +95,7 @@ def test_every_model_reaches_its_theory(tmp_path, sets, layers, theorem):
 def test_relu_extended_ufm_never_beats_its_theory(tmp_path):
     """The ReLU model's landscape has spurious minima (docs/ufm.md): GD from a random start may
     stop above the theorem's value, never below it (the linear optimum is attainable)."""
-    sets = ["depth=2", "relu=true", "d=10", "lr=0.3", "init={w=0.5, w1=0.5, h=0.5}",
-            "steps=4000"]
+    sets = ["depth=2", "relu=true", "d=10", "lr=0.3", "init={w=0.5, w1=0.5, h=0.5}", "steps=4000"]
     s = run(tmp_path, sets=sets, seeds=4)
     assert s["theorem"] == "Tirer & Bruna Thm 4.2" and list(s["metrics"]) == ["H1", "Z1", "A1"]
     assert s["expected_zero"] == {"A1": ["nc1", "nc2_etf", "nc2_of", "nc2_w_of", "nc3_of"]}
@@ -100,15 +127,21 @@ def test_phase_grid_is_one_batched_solve(tmp_path):
         assert g["objective_gap"] <= 1e-8
     # a grid point equals the single run with the same lambda and seed
     lam = grid[3]["lambda"]
-    alone = run(tmp_path, sets=[f"lambda_w={lam}", f"lambda_h={lam}", "seed=1", "steps=4000"],
-                name="alone")
+    alone = run(
+        tmp_path, sets=[f"lambda_w={lam}", f"lambda_h={lam}", "seed=1", "steps=4000"], name="alone"
+    )
     assert abs(alone["objective"] - grid[3]["objective"]) <= 1e-12 * alone["objective"]
     assert (tmp_path / "phase" / "figures" / "phase_diagram.png").exists()
 
 
 def test_resume_ends_with_the_uninterrupted_numbers(tmp_path, monkeypatch):
-    sets = ["checkpoint_every=1000", "depth=2", "relu=true", "lr=0.3",
-            "init={w=0.5, w1=0.5, h=0.5}"]
+    sets = [
+        "checkpoint_every=1000",
+        "depth=2",
+        "relu=true",
+        "lr=0.3",
+        "init={w=0.5, w1=0.5, h=0.5}",
+    ]
     full = run(tmp_path, sets=sets, seeds=2, name="full")
     calls = {"n": 0}
     real_step = BatchedUFM.step
@@ -131,16 +164,19 @@ def test_resume_ends_with_the_uninterrupted_numbers(tmp_path, monkeypatch):
     assert rd.read_metrics() == RunDir(tmp_path / "full").read_metrics()
 
 
-@pytest.mark.parametrize(("sets", "error", "match"), [
-    (["d=2"], TheoryError, "d >= 3"),
-    (["lambda_w=-0.1"], TheoryError, "lambda_w must be a finite number > 0"),
-    (["n=0"], TheoryError, "n must be an integer >= 1"),
-    (["layernorm=true", "lambda_h=0", "d=3"], TheoryError, "d >= K\\+1"),
-    (["layernorm=true"], ConfigError, "no feature weight decay"),
-    (["depth=2", "layernorm=true", "lambda_h=0"], ConfigError, "one weight layer"),
-    (["phase.points=3", "phase.lo=2", "phase.hi=1"], ConfigError, "0 < lo < hi"),
-    (["lr=10", "steps=200", "log_every=100"], ConfigError, "diverged"),
-])
+@pytest.mark.parametrize(
+    ("sets", "error", "match"),
+    [
+        (["d=2"], TheoryError, "d >= 3"),
+        (["lambda_w=-0.1"], TheoryError, "lambda_w must be a finite number > 0"),
+        (["n=0"], TheoryError, "n must be an integer >= 1"),
+        (["layernorm=true", "lambda_h=0", "d=3"], TheoryError, "d >= K\\+1"),
+        (["layernorm=true"], ConfigError, "no feature weight decay"),
+        (["depth=2", "layernorm=true", "lambda_h=0"], ConfigError, "one weight layer"),
+        (["phase.points=3", "phase.lo=2", "phase.hi=1"], ConfigError, "0 < lo < hi"),
+        (["lr=10", "steps=200", "log_every=100"], ConfigError, "diverged"),
+    ],
+)
 def test_bad_configs_are_clear_errors(tmp_path, sets, error, match):
     with pytest.raises(error, match=match):
         run(tmp_path, sets=sets)
@@ -156,8 +192,9 @@ def test_every_preset_resolves_with_its_theory():
         cfg = EXPERIMENT.config(name)
         probs = problems(cfg)
         assert probs, name
-        pred, note = theory_for(cfg, probs[0]["lambda_w"], probs[0]["lambda_w1"],
-                                probs[0]["lambda_h"])
+        pred, note = theory_for(
+            cfg, probs[0]["lambda_w"], probs[0]["lambda_w1"], probs[0]["lambda_h"]
+        )
         assert pred is not None and note, name
         if name.endswith("-quick"):
             assert name[: -len("-quick")] in EXPERIMENT.presets

@@ -26,8 +26,9 @@ SPECS = [
 
 
 def make(spec, seeds=(0, 1, 2), **kw):
-    args = dict(lambda_w=[0.01, 0.02, 0.03][: len(seeds)], lambda_h=0.005, lambda_w1=0.007,
-                lambda_b=0.1)
+    args = dict(
+        lambda_w=[0.01, 0.02, 0.03][: len(seeds)], lambda_h=0.005, lambda_w1=0.007, lambda_b=0.1
+    )
     if spec.layernorm:
         args["lambda_h"] = 0.0
     args.update(kw)
@@ -37,9 +38,17 @@ def make(spec, seeds=(0, 1, 2), **kw):
 def autograd_objective(m, params):
     L = m.spec.depth
     lam = [m._lam(i) for i in range(len(params))]
-    return O.ufm_objective(params[:L], params[L], m.y, lam[:L], lam[L], loss=m.spec.loss,
-                           relu_hidden=m.spec.relu, b=params[L + 1] if m.has_bias else None,
-                           lambda_b=lam[-1] if m.has_bias else 0.0)
+    return O.ufm_objective(
+        params[:L],
+        params[L],
+        m.y,
+        lam[:L],
+        lam[L],
+        loss=m.spec.loss,
+        relu_hidden=m.spec.relu,
+        b=params[L + 1] if m.has_bias else None,
+        lambda_b=lam[-1] if m.has_bias else 0.0,
+    )
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=str)
@@ -88,14 +97,20 @@ def test_batched_equals_unbatched(spec):
         for p, q in zip(batch.params, alone.params, strict=True):
             assert torch.allclose(p[b], q[0], rtol=1e-12, atol=1e-14)
         assert abs(float(batch.objective()[b] - alone.objective()[0])) <= 1e-12 * float(
-            alone.objective()[0])
+            alone.objective()[0]
+        )
 
 
 @pytest.mark.parametrize("bias", ["none", "free", "regularized"])
 def test_class_structured_path_equals_generic_gd(bias):
     """The exact class-structured form of the MSE UFM (ufm_linear) follows the generic GD path."""
-    kw = dict(lambda_w=[0.01, 0.03, 0.002], lambda_h=[0.02, 0.001, 0.005], lambda_b=0.3,
-              lr=[0.1, 0.3, 0.05], lr_h_scale=1.5)
+    kw = dict(
+        lambda_w=[0.01, 0.03, 0.002],
+        lambda_h=[0.02, 0.001, 0.005],
+        lambda_b=0.3,
+        lr=[0.1, 0.3, 0.05],
+        lr_h_scale=1.5,
+    )
     fast = BatchedUFM(UFMSpec(3, 4, 5, bias=bias), seeds=[0, 1, 2], **kw)
     slow = BatchedUFM(UFMSpec(3, 4, 5, bias=bias), seeds=[0, 1, 2], structured=False, **kw)
     assert fast._fast and not slow._fast
@@ -109,11 +124,22 @@ def test_class_structured_path_equals_generic_gd(bias):
 
 
 def test_float32_and_init_scales():
-    m = BatchedUFM(UFMSpec(3, 4, 5, depth=2), seeds=[0], lambda_w=0.01, lambda_h=0.01,
-                   dtype=torch.float32, init={"w": 0.1, "w1": 0.2, "h": 0.3})
+    m = BatchedUFM(
+        UFMSpec(3, 4, 5, depth=2),
+        seeds=[0],
+        lambda_w=0.01,
+        lambda_h=0.01,
+        dtype=torch.float32,
+        init={"w": 0.1, "w1": 0.2, "h": 0.3},
+    )
     assert all(p.dtype == torch.float32 for p in m.params)
-    m64 = BatchedUFM(UFMSpec(3, 4, 5, depth=2), seeds=[0], lambda_w=0.01, lambda_h=0.01,
-                     init={"w": 0.1, "w1": 0.2, "h": 0.3})
+    m64 = BatchedUFM(
+        UFMSpec(3, 4, 5, depth=2),
+        seeds=[0],
+        lambda_w=0.01,
+        lambda_h=0.01,
+        init={"w": 0.1, "w1": 0.2, "h": 0.3},
+    )
     for p, q in zip(m.params, m64.params, strict=True):  # same draws, cast
         assert torch.allclose(p.double(), q, rtol=1e-6)
     g = torch.Generator().manual_seed(0)
@@ -139,8 +165,9 @@ def test_gd_reaches_ufm_mse_theory():
     assert float(gap.max()) <= 1e-10
     hbar = m.h.reshape(2, d, K, n).mean(-1)
     gram = hbar.mT @ hbar
-    assert torch.allclose(gram, pred.rho * torch.eye(K, dtype=gram.dtype).expand(2, K, K),
-                          atol=1e-8 * pred.rho)
+    assert torch.allclose(
+        gram, pred.rho * torch.eye(K, dtype=gram.dtype).expand(2, K, K), atol=1e-8 * pred.rho
+    )
     assert torch.allclose(m.classifier, pred.scale * hbar.mT, atol=1e-8)
 
 
@@ -162,17 +189,27 @@ def test_gd_reaches_ufm_ce_theory():
     pred = ufm_ce(K=K, n=n, d=d, lambda_w=lam, lambda_h=lam)
     m = converge(UFMSpec(K, n, d, loss="ce"), 6000, lambda_w=lam, lambda_h=lam, lr=0.5)
     assert float(((m.objective() - pred.objective).abs() / pred.objective).max()) <= 1e-10
-    assert torch.allclose(m.classifier.norm(dim=-1), torch.full((2, K), pred.w_norm,
-                                                                dtype=torch.float64), rtol=1e-6)
+    assert torch.allclose(
+        m.classifier.norm(dim=-1), torch.full((2, K), pred.w_norm, dtype=torch.float64), rtol=1e-6
+    )
 
 
 @pytest.mark.parametrize("depth", [2, 3])
 def test_gd_reaches_deep_linear_theory(depth):
     K, n, d, lam = 3, 4, 6, 0.02
-    pred = (extended_ufm(K=K, n=n, d=d, lambda_w2=lam, lambda_w1=lam, lambda_h1=lam) if depth == 2
-            else deep_linear_ufm(K=K, n=n, d=d, lambda_w=lam, lambda_h=lam, L=depth))
-    m = converge(UFMSpec(K, n, d, depth=depth), 6000, lambda_w=lam, lambda_h=lam, lr=0.3,
-                 init={"w": 0.5, "w1": 0.5, "h": 0.5})
+    pred = (
+        extended_ufm(K=K, n=n, d=d, lambda_w2=lam, lambda_w1=lam, lambda_h1=lam)
+        if depth == 2
+        else deep_linear_ufm(K=K, n=n, d=d, lambda_w=lam, lambda_h=lam, L=depth)
+    )
+    m = converge(
+        UFMSpec(K, n, d, depth=depth),
+        6000,
+        lambda_w=lam,
+        lambda_h=lam,
+        lr=0.3,
+        init={"w": 0.5, "w1": 0.5, "h": 0.5},
+    )
     assert float(((m.objective() - pred.objective).abs() / pred.objective).max()) <= 1e-10
     sigma_w2 = pred.sigma_w2 if depth == 2 else pred.sigma_w[-1]
     sv = torch.linalg.svdvals(m.classifier)

@@ -12,8 +12,16 @@ from nclab.models.wordnet import WordNet, full_batch_objective, sgd_step
 
 
 def make(layer_norm="none", dtype=torch.float64, scale=1.0, seed=0):
-    return WordNet(12, 3, 5, 4, layer_norm=layer_norm, init_scale=scale,
-                   generator=torch.Generator().manual_seed(seed), dtype=dtype)
+    return WordNet(
+        12,
+        3,
+        5,
+        4,
+        layer_norm=layer_norm,
+        init_scale=scale,
+        generator=torch.Generator().manual_seed(seed),
+        dtype=dtype,
+    )
 
 
 @pytest.mark.parametrize("layer_norm", ["none", "fixed"])
@@ -44,8 +52,10 @@ def test_init_like_the_authors():
 def test_sgd_step_equals_torch_sgd(layer_norm):
     net = make(layer_norm)
     ref = copy.deepcopy(net)
-    groups = [{"params": [ref.emb.weight], "weight_decay": 0.02},
-              {"params": [ref.clf.weight], "weight_decay": 0.03}]
+    groups = [
+        {"params": [ref.emb.weight], "weight_decay": 0.02},
+        {"params": [ref.clf.weight], "weight_decay": 0.03},
+    ]
     if layer_norm == "learnable":
         groups.append({"params": list(ref.ln.parameters()), "weight_decay": 0.0})
     opt = torch.optim.SGD(groups, lr=0.1)
@@ -72,8 +82,9 @@ def test_full_batch_objective(layer_norm, method):
     f, ce = full_batch_objective(net, x, y, lam_w, 0.01, method=method, chunk=17)
     ref = net.objective(x, y, lam_w, 0.01)
     assert float(f.detach()) == pytest.approx(float(ref.detach()), rel=1e-12)
-    assert float(ce.detach()) == pytest.approx(float(F.cross_entropy(net(x), y).detach()),
-                                               rel=1e-12)
+    assert float(ce.detach()) == pytest.approx(
+        float(F.cross_entropy(net(x), y).detach()), rel=1e-12
+    )
     f.backward()
     gw = net.W.grad.clone()
     net.zero_grad()
@@ -91,15 +102,24 @@ def test_objective_convention():
     assert float(got) == pytest.approx(float(want.detach()), rel=1e-12)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"nw": 0}, "nw must be"),
-    ({"layer_norm": "batch"}, "layer_norm must be"),
-    ({"init_scale": 0.0}, "init_scale"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"nw": 0}, "nw must be"),
+        ({"layer_norm": "batch"}, "layer_norm must be"),
+        ({"init_scale": 0.0}, "init_scale"),
+    ],
+)
 def test_bad_configs(kwargs, match):
     args = {"nw": 6, "L": 2, "d": 3, "K": 2, **kwargs}
     with pytest.raises(ConfigError, match=match):
         WordNet(**args)
     with pytest.raises(ConfigError, match="method"):
-        full_batch_objective(make(), torch.zeros(1, 3, dtype=torch.long), torch.zeros(1).long(),
-                             0.0, 0.0, method="magic")
+        full_batch_objective(
+            make(),
+            torch.zeros(1, 3, dtype=torch.long),
+            torch.zeros(1).long(),
+            0.0,
+            0.0,
+            method="magic",
+        )

@@ -71,7 +71,7 @@ class ProbeResult:
         return pd.DataFrame.from_dict(self.to_dict(), orient="index")
 
     def __rich__(self):
-        from .report.tables import metrics_table
+        from .tables import metrics_table
 
         return metrics_table(self.to_dict(), title="collapse metrics by layer")
 

@@ -36,7 +36,7 @@ def measure(
     if json:
         emit_json(result)
         return
-    from ..report.tables import kv_table
+    from ..tables import kv_table
 
     c = console()
     c.print(

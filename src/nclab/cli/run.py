@@ -16,7 +16,7 @@ def default_out(experiment: str, preset: str | None) -> Path:
 
 
 def print_summary(summary: dict, out: Path) -> None:
-    from ..report.tables import kv_table
+    from ..tables import kv_table
 
     flat = {}
     for k, v in summary.items():
@@ -122,7 +122,7 @@ def demo(
     if json:
         emit_json(summary)
         return
-    from ..report.tables import metrics_table
+    from ..tables import metrics_table
 
     c = console()
     c.print(

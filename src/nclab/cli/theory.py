@@ -133,7 +133,7 @@ def theory(
     if json:
         emit_json(out)
         return
-    from ..report.tables import kv_table
+    from ..tables import kv_table
 
     flat = {}
     for k, v in out["prediction"].items():

@@ -1,8 +1,7 @@
 r"""Batched gradient-descent solvers of the unconstrained-features family.
 
 One :class:`BatchedUFM` holds B independent problems of the same shape (configurations × seeds):
-every
-parameter carries a leading batch dimension and one :meth:`BatchedUFM.step` updates all B problems
+every parameter carries a leading batch dimension and one :meth:`BatchedUFM.step` updates all B problems
 with batched matrix products, each with its own regularisation strengths and step size.
 
 Models (``UFMSpec``), all in the convention of :mod:`nclab.theory.objectives` (its functions compute
@@ -26,6 +25,8 @@ A_l = σ(W_l A_{l-1}):
 plus λθ for each regularised parameter and ∇_b = R1 + λ_b b. Plain GD (default) folds the step size
 into R and updates in place: θ ← (1 - ηλ)θ - η∇_fit; heavy-ball momentum is optional.
 
+Length: one class, whose gradients, fast paths and caches share private state.
+
 >>> m = BatchedUFM(UFMSpec(K=3, n=4, d=5), seeds=[0, 1], lambda_w=0.01, lambda_h=0.01, lr=0.1)
 >>> before = m.objective()
 >>> for _ in range(100):
@@ -48,6 +49,21 @@ from .ufm_linear import ClassStructured
 from .ufm_spec import BIASES, LOSSES, UFMSpec, _per_problem, lr_factor
 
 __all__ = ["BIASES", "LOSSES", "BatchedUFM", "UFMSpec", "lr_factor"]
+
+
+def _check_options(momentum: float, lr_h_scale: float, dtype: torch.dtype, init) -> dict:
+    """Check the solver's scalar options; returns the init stds with their defaults filled in."""
+    if not 0 <= momentum < 1:
+        raise ConfigError(f"momentum must lie in [0, 1), got {momentum}")
+    if not (math.isfinite(lr_h_scale) and lr_h_scale > 0):
+        raise ConfigError(f"lr_h_scale must be > 0, got {lr_h_scale}")
+    if dtype not in (torch.float64, torch.float32):
+        raise ConfigError(f"dtype must be torch.float64 or torch.float32, got {dtype}")
+    init = {"w": 1.0, "w1": 1.0, "h": 1.0, "b": 1.0} | dict(init or {})
+    unknown = set(init) - {"w", "w1", "h", "b"}
+    if unknown:
+        raise ConfigError(f"unknown init keys {sorted(unknown)}; valid: w, w1, h, b")
+    return init
 
 
 class BatchedUFM:
@@ -93,16 +109,7 @@ class BatchedUFM:
             raise ConfigError("seeds must name at least one problem")
         B = self.B = len(seeds)
         self.seeds = seeds
-        if not 0 <= momentum < 1:
-            raise ConfigError(f"momentum must lie in [0, 1), got {momentum}")
-        if not (math.isfinite(lr_h_scale) and lr_h_scale > 0):
-            raise ConfigError(f"lr_h_scale must be > 0, got {lr_h_scale}")
-        if dtype not in (torch.float64, torch.float32):
-            raise ConfigError(f"dtype must be torch.float64 or torch.float32, got {dtype}")
-        init = {"w": 1.0, "w1": 1.0, "h": 1.0, "b": 1.0} | dict(init or {})
-        unknown = set(init) - {"w", "w1", "h", "b"}
-        if unknown:
-            raise ConfigError(f"unknown init keys {sorted(unknown)}; valid: w, w1, h, b")
+        init = _check_options(momentum, lr_h_scale, dtype, init)
         self.momentum, self.lr_h_scale = float(momentum), float(lr_h_scale)
         self.dtype, self.device = dtype, torch.device(device)
         lam_w = _per_problem("lambda_w", lambda_w, B)
@@ -127,8 +134,12 @@ class BatchedUFM:
         self._scaled = False
         self._since_sync = 0
         # the plain MSE UFM under plain GD runs in class-structured form (exact, see ufm_linear)
-        self._fast = structured and spec.depth == 1 and spec.loss == "mse" and (
-            not spec.layernorm and not self.momentum)
+        self._fast = (
+            structured
+            and spec.depth == 1
+            and spec.loss == "mse"
+            and (not spec.layernorm and not self.momentum)
+        )
         self._cs = ClassStructured(self._params[L], spec.K, spec.n) if self._fast else None
         self._stale = False
 
@@ -193,8 +204,10 @@ class BatchedUFM:
             ws = [draw(i) for i in range(L)]
             rest = [draw(L + 1)] if self.has_bias else []
             per_problem.append([*ws, h, *rest])
-        params = [torch.stack([p[i] for p in per_problem]).to(self.device, self.dtype)
-                  for i in range(len(shapes))]
+        params = [
+            torch.stack([p[i] for p in per_problem]).to(self.device, self.dtype)
+            for i in range(len(shapes))
+        ]
         if s.layernorm:
             params[L] = O.layernorm_project(params[L])
         return params
@@ -209,8 +222,15 @@ class BatchedUFM:
         with torch.no_grad():
             lam = [self._lam(i) for i in range(len(self.params))]
             return O.ufm_objective(
-                self.weights, self.h, self.y, lam[:L], lam[L], loss=s.loss, relu_hidden=s.relu,
-                b=self.b, lambda_b=lam[-1] if self.has_bias else 0.0,
+                self.weights,
+                self.h,
+                self.y,
+                lam[:L],
+                lam[L],
+                loss=s.loss,
+                relu_hidden=s.relu,
+                b=self.b,
+                lambda_b=lam[-1] if self.has_bias else 0.0,
             )
 
     def forward(self) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor]:
@@ -227,8 +247,9 @@ class BatchedUFM:
             logits = logits + self.b
         return acts, pres, logits
 
-    def _fit_grads(self, scale: torch.Tensor, skip_h: bool = False,
-                   neg_y_scaled: torch.Tensor | None = None) -> tuple[list, torch.Tensor]:
+    def _fit_grads(
+        self, scale: torch.Tensor, skip_h: bool = False, neg_y_scaled: torch.Tensor | None = None
+    ) -> tuple[list, torch.Tensor]:
         """Closed-form gradients of the fit term, times ``scale`` (B,1,1), in parameter order.
 
         Returns (grads, d0) with grads[H] = W_1ᵀ d0; with ``skip_h`` grads[H] is left None so the
@@ -285,8 +306,10 @@ class BatchedUFM:
         self._sync_h()
         scale = torch.full((self.B, 1, 1), 1.0 / self.spec.N, dtype=self.dtype, device=self.device)
         grads, _ = self._fit_grads(scale)
-        return [g + self._lam(i)[:, None, None] * p
-                for i, (g, p) in enumerate(zip(grads, self.params, strict=True))]
+        return [
+            g + self._lam(i)[:, None, None] * p
+            for i, (g, p) in enumerate(zip(grads, self.params, strict=True))
+        ]
 
     # --- one step ---------------------------------------------------------------------------------
     def _cached(self, lr_factor: float) -> tuple[torch.Tensor, list[torch.Tensor], list[float]]:
@@ -307,8 +330,15 @@ class BatchedUFM:
         params = self._params
         if self._fast:
             b = params[L + 1] if self.has_bias else None
-            self._cs.step(params[0], b, self._cache[4], decay[0], decay[L],
-                          decay[L + 1] if b is not None else None, mult[L])
+            self._cs.step(
+                params[0],
+                b,
+                self._cache[4],
+                decay[0],
+                decay[L],
+                decay[L + 1] if b is not None else None,
+                mult[L],
+            )
             self._stale = True
         elif self.velocity is None and not self.spec.layernorm:
             # plain GD: theta <- (1 - eta lambda) theta - eta grad_fit, the step size folded into
@@ -374,8 +404,9 @@ class BatchedUFM:
             raise ConfigError("checkpoint does not match this batch of problems (seeds/parameters)")
         for p, q in zip(self.params, state["params"], strict=True):
             if p.shape != q.shape:
-                raise ConfigError(f"checkpoint parameter shape {tuple(q.shape)} != "
-                                  f"{tuple(p.shape)}")
+                raise ConfigError(
+                    f"checkpoint parameter shape {tuple(q.shape)} != {tuple(p.shape)}"
+                )
             p.copy_(q.to(self.device, self.dtype))
         if self.velocity is not None and state["velocity"] is not None:
             for v, q in zip(self.velocity, state["velocity"], strict=True):

@@ -50,9 +50,16 @@ class ClassStructured:
         """H = H̄ ⊗ 1ᵀ + P E_0, (B, d, K n)."""
         return torch.baddbmm(self.hbar.repeat_interleave(self.n, dim=2), self.p, self.e0)
 
-    def step(self, w: torch.Tensor, b: torch.Tensor | None, scale: torch.Tensor,
-             decay_w: torch.Tensor, decay_h: torch.Tensor, decay_b: torch.Tensor | None,
-             mult_h: float) -> None:
+    def step(
+        self,
+        w: torch.Tensor,
+        b: torch.Tensor | None,
+        scale: torch.Tensor,
+        decay_w: torch.Tensor,
+        decay_h: torch.Tensor,
+        decay_b: torch.Tensor | None,
+        mult_h: float,
+    ) -> None:
         """One GD step of every problem, in place on ``w``, ``b`` and this state (see module)."""
         hbar, p, n = self.hbar, self.p, self.n
         neg_i = self.neg_eye if b is None else b - self.eye_k

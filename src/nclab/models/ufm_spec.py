@@ -68,16 +68,23 @@ def _per_problem(name: str, value: Any, B: int, allow_zero: bool = True) -> torc
     if t.numel() == 1:
         t = t.expand(B).clone()
     if t.numel() != B:
-        raise ConfigError(f"{name} must be one value or {B} values (one per problem), "
-                          f"got {t.numel()}")
+        raise ConfigError(
+            f"{name} must be one value or {B} values (one per problem), got {t.numel()}"
+        )
     if not torch.isfinite(t).all() or (t < 0).any() or (not allow_zero and (t == 0).any()):
-        raise ConfigError(f"{name} must be finite and {'>= 0' if allow_zero else '> 0'}, "
-                          f"got {t.tolist()}")
+        raise ConfigError(
+            f"{name} must be finite and {'>= 0' if allow_zero else '> 0'}, got {t.tolist()}"
+        )
     return t
 
 
-def lr_factor(step: int, schedule: str = "constant", milestones: Sequence[int] = (),
-              gamma: float = 0.1, total: int | None = None) -> float:
+def lr_factor(
+    step: int,
+    schedule: str = "constant",
+    milestones: Sequence[int] = (),
+    gamma: float = 0.1,
+    total: int | None = None,
+) -> float:
     """Step-size multiplier at ``step``: constant, ``"step"`` (× gamma at each milestone) or cosine.
 
     >>> [lr_factor(s, "step", milestones=[10, 20]) for s in (0, 10, 25)]

@@ -1,1 +1,1 @@
-"""Tables (rich) and figures (matplotlib, loaded lazily) of results."""
+"""Figures (matplotlib, loaded lazily) and the reports of ``nclab reproduce``; tables are in :mod:`nclab.tables`."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runs import dumps
-from .tables import fmt
+from ..tables import fmt
 
 VERDICT_STYLE = {
     "reproduced": "#1b7f3a",

@@ -2,7 +2,7 @@
 :func:`nclab.theory.bounds.jacot_bounds` (defined in :mod:`nclab.theory.bounds_theorem`, which this
 module imports; nothing imports back) evaluated at the network's measured hypotheses, beside its
 measured NC1, kappa(W_L), NC2 and NC3 (``docs/theory-jacot.md``). numpy/scipy only: the torch side
-(:func:`nclab.experiments.linear_head_measure.network_quantities`) fills :class:`NetworkQuantities`.
+(:func:`nclab.experiments.linear_head.measure.network_quantities`) fills :class:`NetworkQuantities`.
 """
 
 from __future__ import annotations

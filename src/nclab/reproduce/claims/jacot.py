@@ -4,7 +4,7 @@ Exhibit Neural Collapse" (ICLR 2025), §6 and Appendix A, for ``nclab reproduce`
 Quick presets train on MNIST-1D on a CPU (each well under a minute of CPU time); full presets are the
 paper's MNIST settings on a GPU (MNIST files from ``data.data_dir`` or ``$NCLAB_DATA_DIR``). The
 checks are the paper's qualitative directions with margins; derived quantities are defined in
-:mod:`nclab.experiments.linear_head_summary`.
+:mod:`nclab.experiments.linear_head.summary`.
 """
 
 from __future__ import annotations

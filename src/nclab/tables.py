@@ -1,4 +1,4 @@
-"""Rich tables of metrics."""
+"""Rich tables of metrics (rich only: the probe, the CLI and the reports all print with them)."""
 
 from __future__ import annotations
 
