@@ -55,14 +55,18 @@ def _thaw(v: Any) -> Any:
 
 
 def run_job(job: Job, threads: int | None = 1) -> dict[str, Any]:
-    """Run one job (in whatever process calls it); never raises for a failing run."""
-    import torch
+    """Run one job (in whatever process calls it, with ``threads`` torch threads, restored after);
+    never raises for a failing run."""
+    from ..threads import torch_threads
 
+    with torch_threads(threads):
+        return _run_job(job)
+
+
+def _run_job(job: Job) -> dict[str, Any]:
     from ..experiments import get_experiment, run_experiment
     from ..runs import RunDir
 
-    if threads:
-        torch.set_num_threads(threads)
     run = RunDir(job.run_dir)
     if run.finished:
         return run.read_summary()
@@ -77,11 +81,8 @@ def run_job(job: Job, threads: int | None = 1) -> dict[str, Any]:
     )
 
 
-def _worker_init(threads: int) -> None:
+def _worker_init() -> None:
     os.environ["NCLAB_PROGRESS"] = "0"
-    import torch
-
-    torch.set_num_threads(threads)
 
 
 def default_workers() -> int:
@@ -140,7 +141,6 @@ def _run_pool(jobs, todo, results, workers, threads, pbar) -> None:
         max_workers=min(workers, len(todo)),
         mp_context=ctx,
         initializer=_worker_init,
-        initargs=(threads,),
     ) as pool:
         futures = {pool.submit(run_job, jobs[i], threads): i for i in todo}
         for fut in as_completed(futures):
