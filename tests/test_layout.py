@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"config", "runs", "progress", "threads", "validation", "_kernels", "tables"},
     {"theory", "stats", "distributed"},
     {"metrics"},
-    {"probe", "measure", "data"},
+    {"probe", "measure", "data", "curvature"},
     {"__init__"},  # `import nclab`: ClassStats, collapse_metrics, CollapseProbe
     {"models"},
     {"train"},
@@ -243,7 +243,9 @@ def test_sizes_or_reasons():
     assert _long_without_reason() == []
 
 
-@pytest.mark.parametrize("module", ["nclab.theory", "nclab.stats", "nclab.metrics"])
+@pytest.mark.parametrize(
+    "module", ["nclab.theory", "nclab.stats", "nclab.metrics", "nclab.curvature"]
+)
 def test_core_never_imports_training_code(module):
     g = import_graph()
     seen, todo = set(), [m for m in g if m == module or m.startswith(module + ".")]
