@@ -277,3 +277,20 @@ def test_invalid_instances_raise(kwargs, match):
 def test_log_bound_is_the_log_of_the_bound():
     v = log_kappa_product_bound(3, 2, 1.0, 4.0, 0.5, 7.0)
     assert np.isclose(v, 0.5 * (1.0 + 6 * math.log(3) - 6 * math.log(3.5 / 7.0)))
+
+
+def test_cli_json(capsys):
+    import json
+
+    from nclab.cli import main
+
+    args = ["theory", "jacot-conditioning", "--K", "3", "--L1", "2", "--L2", "4", "--x-op", "2"]
+    with pytest.raises(SystemExit) as ok:
+        main([*args, "--N", "30", "--c", "8", "--lam", "1e-3", "--json"])
+    assert ok.value.code in (0, None)
+    out = json.loads(capsys.readouterr().out)["prediction"]
+    assert out["applies"] and out["source"] == "theorem 5.2"
+    assert out["kappa_wl_bound"] == pytest.approx(out["kappa_product_bound"] ** 0.25)
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "--N", "30", "--json"])
+    assert exc.value.code == 2

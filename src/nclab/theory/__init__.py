@@ -17,6 +17,8 @@ PREDICTIONS: dict[str, str] = {
     "ufm-mse": "ufm:ufm_mse",
     "ufm-mse-bias": "ufm:ufm_mse_bias",
     "ufm-ce": "ufm:ufm_ce",
+    "ufm-regularized-bias": "ufm_bias:ufm_regularized_bias",
+    "ufm-fixed-features": "fixed_features:ufm_fixed_features",
     "extended-ufm": "extended_ufm:extended_ufm",
     "extended-ufm-relu": "extended_ufm:extended_ufm_relu",
     "deep-linear-ufm": "extended_ufm:deep_linear_ufm",
@@ -26,6 +28,7 @@ PREDICTIONS: dict[str, str] = {
     "fc-thm2": "feature_collapse:fc_thm2",
     "fc-thm3": "feature_collapse:fc_thm3",
     "jacot-bounds": "bounds:jacot_bounds",
+    "jacot-conditioning": "jacot_conditioning:jacot_conditioning",
 }
 
 
