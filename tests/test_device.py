@@ -86,7 +86,7 @@ def test_probe_on_the_device_matches_the_cpu():
         data.append((torch.randn(64, 20, generator=g) + yb[:, None].float(), yb))
     res = {}
     for dev in ("cpu", DEVICE):
-        probe = CollapseProbe(model.to(dev), ["2", "4"], num_classes=5, classifier="4")
+        probe = CollapseProbe(model.to(dev), ["2", "4:input"], num_classes=5, classifier="4")
         res[dev] = probe.run(data, device=dev, progress=False).to_dict()
         model.to("cpu")
     for layer in res["cpu"]:

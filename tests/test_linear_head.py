@@ -232,13 +232,14 @@ def test_probe_first_pass_nc3_cos_matches_second_pass():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 3))
     data = [(torch.randn(32, 10), torch.randint(0, 3, (32,))) for _ in range(4)]
-    two = CollapseProbe(model, ["1", "2"], 3, classifier="2").run(data, progress=False)
-    one = CollapseProbe(model, ["1", "2"], 3, classifier="2", scatter="none").run(
+    two = CollapseProbe(model, ["1", "2:input"], 3, classifier="2").run(data, progress=False)
+    one = CollapseProbe(model, ["1", "2:input"], 3, classifier="2", scatter="none").run(
         data, second_pass=False, progress=False
     )
-    assert one.to_dict()["2"]["nc3_cos"] == pytest.approx(two.to_dict()["2"]["nc3_cos"], rel=1e-12)
-    assert one.to_dict()["2"]["acc"] == two.to_dict()["2"]["acc"]
-    assert one.stats["2"].scatter_mode == "none" and "nc3_cos" not in one.to_dict()["1"]
+    clf = "2:input"
+    assert one.to_dict()[clf]["nc3_cos"] == pytest.approx(two.to_dict()[clf]["nc3_cos"], rel=1e-12)
+    assert one.to_dict()[clf]["acc"] == two.to_dict()[clf]["acc"]
+    assert one.stats[clf].scatter_mode == "none" and "nc3_cos" not in one.to_dict()["1"]
 
 
 def test_resnet20_backbone_on_cifar_files(tmp_path):

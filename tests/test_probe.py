@@ -43,7 +43,9 @@ def test_probe_matches_direct_metrics_and_removes_hooks():
     torch.manual_seed(0)
     model = Net()
     data = loader()
-    probe = CollapseProbe(model, ["conv", "body.2", "fc"], num_classes=3, reduce="avgpool")
+    probe = CollapseProbe(
+        model, ["conv", "body.2", "fc:input"], num_classes=3, reduce="avgpool", classifier="fc"
+    )
     res = probe.run(data)
     assert not model.conv._forward_hooks and not model.fc._forward_hooks
     assert probe.classifier == "fc"
@@ -55,7 +57,7 @@ def test_probe_matches_direct_metrics_and_removes_hooks():
         model.fc.weight.detach().double().numpy(),
         model.fc.bias.detach().double().numpy(),
     )
-    fc = res.to_dict()["fc"]
+    fc = res.to_dict()["fc:input"]
     for key in ("nc1", "nc1_trace", "cdnv", "nc2_etf", "nc3", "nc3_cos", "nc4", "ncc_acc", "acc"):
         assert fc[key] == pytest.approx(ref[key], rel=1e-6), key
     # body.2 records the output of the ReLU, which is the classifier input: same numbers, no W
@@ -68,7 +70,9 @@ def test_probe_matches_direct_metrics_and_removes_hooks():
 def test_flatten_and_explicit_sides():
     model = Net()
     data = loader(1)
-    res = CollapseProbe(model, ["conv", "fc:output"], num_classes=3, classifier="fc").run(data)
+    with pytest.warns(UserWarning, match="'fc:input'"):  # W applies to no listed layer
+        probe = CollapseProbe(model, ["conv", "fc:output"], num_classes=3, classifier="fc")
+    res = probe.run(data)
     assert res.stats["conv"].dim == 4 * 36
     assert res.stats["fc:output"].dim == 3
 
@@ -93,7 +97,7 @@ def test_bad_layer_names():
 def test_context_manager_observe():
     model = Net()
     data = loader(2)
-    with CollapseProbe(model, ["fc"], num_classes=3) as probe:
+    with CollapseProbe(model, ["fc:input"], num_classes=3) as probe:
         with torch.no_grad():
             for x, y in data:
                 probe.observe(x, y)
@@ -101,7 +105,7 @@ def test_context_manager_observe():
     h, y = all_features(model, data)
     s = ClassStats(3, 16)
     s.update(h, y)
-    assert res.to_dict()["fc"]["nc1"] == pytest.approx(collapse_metrics(s)["nc1"], rel=1e-10)
+    assert res.to_dict()["fc:input"]["nc1"] == pytest.approx(collapse_metrics(s)["nc1"], rel=1e-10)
 
 
 def test_to_pandas():

@@ -22,12 +22,13 @@ def build_model(d_in: int, k: int, width: int, depth: int) -> nn.Sequential:
 
 
 def probe_layers(model: nn.Sequential) -> tuple[list[str], str, dict[str, str]]:
-    """(modules to hook, the classifier, module -> display name): every ReLU's output but the
+    """(layers to probe, the classifier, layer -> display name): every ReLU's output but the
     last, and the classifier's input (the last ReLU's output)."""
     relus = [str(i) for i, m in enumerate(model) if isinstance(m, nn.ReLU)]
     clf = str(len(model) - 1)
-    names = {name: f"relu{i + 1}" for i, name in enumerate(relus)} | {clf: "classifier input"}
-    return [*relus[:-1], clf], clf, names
+    clf_input = f"{clf}:input"
+    names = {name: f"relu{i + 1}" for i, name in enumerate(relus)} | {clf_input: "classifier input"}
+    return [*relus[:-1], clf_input], clf, names
 
 
 def run(cfg: DemoConfig, run_dir: RunDir) -> dict:

@@ -53,7 +53,7 @@ def _tap(model: LinearHeadMLP, ell: int) -> str:
     if ell == 0:
         return "backbone"
     if ell == L - 1:
-        return model.layer_name(L)  # the classifier's input: Z_{L-1}, with W_L for nc3_cos
+        return model.layer_name(L) + ":input"  # the classifier's input: Z_{L-1}, with W_L
     if ell == L:
         return model.layer_name(L) + ":output"
     return model.layer_name(ell)

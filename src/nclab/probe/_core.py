@@ -1,0 +1,371 @@
+"""The probe: hooks on taps, the two passes over a loader, the metrics per tap."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+from .._kernels import classifier_sums, scratch_f64
+from ..errors import DataError, DegenerateError
+from ..metrics import collapse_metrics
+from ..stats import ClassStats
+from . import _guards as guards
+from ._batches import BatchReader, Getter, to_device
+from ._pooling import check_reduce, pool, token_keep, token_rows
+from ._result import ProbeResult, first_pass_decisions, reword_skipped
+from ._taps import BoundTap, Tap, bind, find_module
+
+Reduce = Literal["flatten", "avgpool", "cls", "last", "mean"] | Callable[..., torch.Tensor]
+
+
+class CollapseProbe:
+    """Collapse metrics of named layers (see :mod:`nclab.probe` for layer specs, pooling, batches).
+
+    Args:
+        model: any ``nn.Module``.
+        layers: layer specs (``"layer4"``, ``"fc:input"``, ``"encoder[0]"``) or :class:`Tap`
+            objects; one string is one layer.
+        num_classes: K.
+        reduce: ``"flatten"`` (default), ``"avgpool"``, ``"cls"``, ``"last"``, ``"mean"`` or a
+            callable ``f(t)`` / ``f(t, mask)``; a :class:`Tap` may override it.
+        classifier: the module (name or object; an ``nn.Linear`` or any module with a (K, D)
+            ``weight``) whose weight and bias are W and b. They apply to the tap on its input
+            (``"fc:input"``): nc2_w_*, nc3, nc3_of, nc3_cos, nc4 and acc. Never inferred.
+        global_mean: ``"class"`` (mean of class means, default) or ``"sample"``.
+        scatter: ``"subspace"`` (default: O(N D K), filled by the second pass), ``"full"`` (D x D,
+            one pass) or ``"none"`` (no ``nc1``). Without a second pass, ``"full"`` is used.
+        tokens: token-level mode: every token of a (B, T, H) output is a sample, labels are (B, T);
+            tokens labelled ``ignore_index`` or outside the attention mask are left out.
+        forward, labels, mask: how a batch is run and read (see :mod:`nclab.probe._batches`):
+            ``forward(model, batch)``; ``labels`` and ``mask`` a key, an index or a callable.
+        eval_mode: run the model in eval mode (default); every module's mode is restored after.
+        max_scatter_bytes: refuse full D x D scatters estimated above this (None: no limit).
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        layers: Iterable[str | Tap] | str | Tap,
+        num_classes: int,
+        reduce: Reduce = "flatten",
+        classifier: str | nn.Module | None = None,
+        global_mean: Literal["class", "sample"] = "class",
+        scatter: str = "subspace",
+        *,
+        tokens: bool = False,
+        ignore_index: int = -100,
+        forward: Callable[[nn.Module, Any], Any] | None = None,
+        labels: Getter = None,
+        mask: Getter = "attention_mask",
+        eval_mode: bool = True,
+        max_scatter_bytes: int | None = guards.MAX_SCATTER_BYTES,
+    ):
+        check_reduce(reduce)
+        self.model = model
+        self.num_classes = num_classes
+        self.reduce = reduce
+        self.global_mean = global_mean
+        self.scatter = scatter
+        self.tokens = tokens
+        self.ignore_index = ignore_index
+        self.reader = BatchReader(forward, labels, mask)
+        self.eval_mode = eval_mode
+        self.max_scatter_bytes = max_scatter_bytes
+        modules = dict(model.named_modules())
+        self.taps = self._bind(layers, modules)
+        self.classifier, self._clf = self._find_classifier(classifier, modules)
+        self._handles: list[Any] = []
+        self._observed = 0
+
+    def _bind(self, layers, modules) -> list[BoundTap]:
+        if isinstance(layers, str | Tap):
+            layers = [layers]
+        taps = [bind(self.model, spec, modules) for spec in layers]
+        if not taps:
+            raise DataError("CollapseProbe needs at least one layer name")
+        names = [t.name for t in taps]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise DataError(f"layers {dup} are listed twice; give each Tap its own name=")
+        for t in taps:
+            if t.reduce is not None:
+                check_reduce(t.reduce, f"the reduce of layer {t.name!r}")
+        return taps
+
+    def _find_classifier(self, ref, modules) -> tuple[str | None, nn.Module | None]:
+        if ref is None:
+            return None, None
+        name, mod = find_module(ref, modules)
+        w = getattr(mod, "weight", None)
+        if not isinstance(w, torch.Tensor) or w.ndim != 2:
+            raise DataError(
+                f"classifier {name!r} is not an nn.Linear of the model (nor a module with a "
+                f"2-D weight (K, D)): it is a {type(mod).__name__}"
+            )
+        if w.shape[0] != self.num_classes:
+            raise DataError(
+                f"classifier {name!r} has {w.shape[0]} outputs (weight of shape "
+                f"{tuple(w.shape)}) but num_classes={self.num_classes}"
+            )
+        for t in self.taps:
+            t.is_classifier = t.module is mod and t.use_input and t.select in (None, 0)
+        if not any(t.is_classifier for t in self.taps):
+            warnings.warn(
+                f"classifier={name!r}: its weights apply to the features it reads; list "
+                f"'{name}:input' among the layers to get nc3, nc3_cos, nc4 and acc (a bare "
+                f"{name!r} measures its output, the logits)",
+                UserWarning,
+                stacklevel=3,
+            )
+        return name, mod
+
+    # --- hooks -----------------------------------------------------------------------------------
+    def _attach(self) -> None:
+        for tap in self.taps:
+            self._handles.append(tap.module.register_forward_hook(tap.hook, with_kwargs=True))
+
+    def _detach(self) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+        for tap in self.taps:
+            tap.value = None
+
+    def __enter__(self) -> CollapseProbe:
+        self._attach()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._detach()
+
+    # --- one batch -------------------------------------------------------------------------------
+    def _features(self, batch: Any, labels: Any, index: int, device) -> list[tuple]:
+        """Run the model on one batch; [(tap, features (n, D), labels (n,))] for every tap.
+        ``labels`` None: ``batch`` is a whole batch; else ``batch`` holds the inputs only."""
+        batch = to_device(batch, device)
+        if labels is None:
+            y = self.reader.labels_of(batch)
+            mask = self.reader.mask_of(batch)
+        else:
+            y = labels if isinstance(labels, torch.Tensor) else torch.as_tensor(labels)
+            mask = self.reader.mask_of((batch, y))
+        for tap in self.taps:
+            tap.value = None
+        if labels is None:
+            self.reader.run(self.model, batch)
+        else:
+            self.reader.run_inputs(self.model, batch)
+        keep = token_keep(y, mask, self.ignore_index) if self.tokens else None
+        out = []
+        for tap in self.taps:
+            where = f"the {tap.side} of layer {tap.name!r}"
+            if tap.value is None:
+                raise DataError(
+                    f"layer {tap.name!r}: module {tap.module_name!r} was not called in the "
+                    f"model's forward (batch {index}); measure a module that forward() runs"
+                )
+            if keep is not None:
+                out.append((tap, token_rows(tap.value, keep, where), y[keep.to(y.device)]))
+            else:
+                reduce = tap.reduce if tap.reduce is not None else self.reduce
+                out.append((tap, pool(tap.value, reduce, mask, where), y))
+            tap.value = None
+        return out
+
+    def _new_stats(self, feats: list[tuple], scatter: str, why: str) -> None:
+        new = [(t, x) for t, x, _ in feats if t.stats is None]
+        if scatter == "full":
+            dims = {t.name: x.shape[1] for t, x in new}
+            guards.check_scatter_memory(dims, self.max_scatter_bytes, guards.SCATTER_ADVICE[why])
+        for t, x in new:
+            t.stats = ClassStats(self.num_classes, x.shape[1], device=x.device, scatter=scatter)
+
+    def observe(
+        self, inputs: Any, labels: Any = None, device=None, scatter: str | None = None
+    ) -> None:
+        """Run one batch through the model (hooks attached) and add its features to the statistics.
+
+        ``observe(batch)`` reads a whole batch as :meth:`run` does; ``observe(inputs, labels)`` runs
+        the model on ``inputs``. The model runs in eval mode under ``torch.no_grad()`` (see
+        ``eval_mode``) and every module's mode is restored; outside ``with probe:`` the hooks are
+        attached for this call only. Used alone (without :meth:`run`), the
+        statistics keep the full scatter unless ``scatter`` says otherwise (no second pass
+        follows), within ``max_scatter_bytes``.
+        """
+        why = "observe" if scatter is None else ("full" if scatter == "full" else "one-pass")
+        self._observe(inputs, labels, device, scatter or "full", why)
+
+    def _observe(self, inputs, labels, device, scatter: str, why: str) -> list[tuple]:
+        index = self._observed
+        attached = bool(self._handles)  # observe() outside `with probe:` hooks for this call
+        if not attached:
+            self._attach()
+        try:
+            with guards.Modes(self.model, self.eval_mode), torch.no_grad():
+                feats = self._features(inputs, labels, index, device)
+        finally:
+            if not attached:
+                self._detach()
+        self._new_stats(feats, scatter, why)
+        for tap, x, y in feats:
+            with _naming(tap, index):
+                tap.stats.update(x, y)
+        self._observed += 1
+        return feats
+
+    def _decide(self, batch: Any, index: int, device, check: guards.PassCheck | None) -> None:
+        with guards.Modes(self.model, self.eval_mode):
+            feats = self._features(batch, None, index, device)
+        w, b = self._classifier_params()
+        for tap, x, y in feats:
+            with _naming(tap, index):
+                clf = tap.is_classifier
+                tap.stats.decision_pass(x, y, w if clf else None, b if clf else None)
+            if check is not None and check.name == tap.name:
+                check.add(tap.stats, x, y)
+
+    def _classifier_params(self):
+        if self._clf is None:
+            return None, None
+        b = getattr(self._clf, "bias", None)
+        return self._clf.weight.detach(), (b.detach() if isinstance(b, torch.Tensor) else None)
+
+    def _classify_first_pass(self, feats: list[tuple]) -> None:
+        """Without a second pass: ``nc3_cos`` and ``acc`` of the classifier input, which need each
+        sample and W (not the final class means), accumulated in float64 during the first pass."""
+        w, b = self._classifier_params()
+        for tap, feat, labels in feats:
+            if w is None or not tap.is_classifier:
+                continue
+            x = scratch_f64(feat)
+            y = labels.to(x.device)
+            b64 = b.to(x.device, torch.float64) if b is not None else None
+            cos_sum, correct, zeros, _ = classifier_sums(x, y, w.to(x.device, torch.float64), b64)
+            part = torch.tensor(
+                [cos_sum, correct, len(y), zeros], dtype=torch.float64, device=x.device
+            )
+            tap.clf_sums = part if tap.clf_sums is None else tap.clf_sums + part
+
+    # --- the passes ------------------------------------------------------------------------------
+    def run(
+        self,
+        loader: Iterable,
+        device: torch.device | str | None = None,
+        second_pass: bool = True,
+        max_batches: int | None = None,
+        distributed: bool = True,
+        progress: bool = True,
+    ) -> ProbeResult:
+        """Stream ``loader`` through the model and compute the metrics.
+
+        Batches are ``(inputs, labels[, ...])``, dicts or anything ``forward=``/``labels=`` read.
+        The model runs in eval mode (``eval_mode``) under ``torch.no_grad()``; every module's mode is
+        restored afterwards. The second pass reads the loader again: it warns when a DataLoader
+        shuffles and when the second pass saw different data. Under ``torch.distributed`` each
+        rank streams its shard and the statistics are all-reduced, so every rank returns the same
+        numbers as one process over all the data.
+        """
+        from ..progress import track
+
+        for tap in self.taps:
+            tap.stats = tap.clf_sums = None
+        # "subspace" needs the second pass; without it keep the full scatter ("none" stays none)
+        first_scatter = self.scatter if (second_pass or self.scatter != "subspace") else "full"
+        why = "full" if self.scatter == "full" else "one-pass"
+        if second_pass:
+            guards.warn_if_loader_varies(loader)
+        self._attach()
+        try:
+            with torch.no_grad():
+                for i, batch in enumerate(track(loader, "probe: statistics", enabled=progress)):
+                    if max_batches is not None and i >= max_batches:
+                        break
+                    self._observed = i
+                    feats = self._observe(batch, None, device, first_scatter, why)
+                    if not second_pass:
+                        self._classify_first_pass(feats)
+                if any(t.stats is None for t in self.taps):
+                    raise DataError("the loader yielded no batches")
+                if distributed:
+                    for tap in self.taps:
+                        tap.stats.all_reduce()
+                        if tap.clf_sums is not None:
+                            _all_reduce_sum(tap.clf_sums)
+                self._check_classes()
+                if second_pass:
+                    self._second_pass(loader, device, max_batches, distributed, progress)
+        finally:
+            self._detach()
+        return self.result()
+
+    def _second_pass(self, loader, device, max_batches, distributed, progress) -> None:
+        from ..progress import track
+
+        check = guards.PassCheck(min(self.taps, key=lambda t: t.stats.dim).name)
+        for i, batch in enumerate(track(loader, "probe: decisions", enabled=progress)):
+            if max_batches is not None and i >= max_batches:
+                break
+            self._decide(batch, i, device, check)
+        if distributed:
+            for tap in self.taps:
+                tap.stats.all_reduce_second_pass()
+            if check.sums is not None:
+                _all_reduce_sum(check.sums)
+        check.verify(next(t.stats for t in self.taps if t.name == check.name))
+
+    def _check_classes(self) -> None:
+        """Every class must have samples: say so in the probe's terms (not ``drop_empty()``)."""
+        stats = self.taps[0].stats
+        empty = (stats.counts == 0).nonzero().flatten().tolist()
+        if empty:
+            shown = ", ".join(map(str, empty[:10])) + (" ..." if len(empty) > 10 else "")
+            raise DegenerateError(
+                f"num_classes={self.num_classes} but classes {shown} have no samples among the "
+                f"{stats.num_samples} the probe saw; collapse metrics need every class: pass "
+                "the number of classes the labels use, or a loader that covers every class"
+            )
+
+    def result(self) -> ProbeResult:
+        """Metrics of the statistics gathered so far (by :meth:`run` or :meth:`observe`)."""
+        w, b = self._classifier_params()
+        metrics, stats = {}, {}
+        for tap in self.taps:
+            if tap.stats is None:
+                raise DataError(f"layer {tap.name!r} has seen no data")
+            if tap is self.taps[0]:
+                self._check_classes()
+            clf = tap.is_classifier
+            m = collapse_metrics(
+                tap.stats, w if clf else None, b if clf else None, global_mean=self.global_mean
+            )
+            if clf and tap.clf_sums is not None and tap.stats.decision.n == 0:
+                first_pass_decisions(m, tap.clf_sums)
+            reword_skipped(m, tap, self.classifier)
+            metrics[tap.name], stats[tap.name] = m, tap.stats
+        return ProbeResult(metrics, stats)
+
+
+class _naming:
+    """Context manager: a DataError raised inside names the layer and the batch."""
+
+    def __init__(self, tap: BoundTap, index: int):
+        self.tap, self.index = tap, index
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if isinstance(exc, DataError) and not str(exc).startswith("layer "):
+            raise DataError(f"layer {self.tap.name!r}, batch {self.index}: {exc}") from exc
+        return False
+
+
+def _all_reduce_sum(t: torch.Tensor) -> None:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.all_reduce(t)

@@ -1,0 +1,76 @@
+"""ProbeResult, and the probe's wording of the metrics it could not compute."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..errors import DataError
+from ..metrics import Metrics
+from ..stats import ClassStats
+from ._taps import BoundTap
+
+
+@dataclass
+class ProbeResult:
+    """Metrics per layer (``to_dict()``: ``{layer: {metric: value}}``) and the statistics behind them."""
+
+    metrics: dict[str, Metrics]
+    stats: dict[str, ClassStats]
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        return {layer: dict(m) for layer, m in self.metrics.items()}
+
+    def skipped(self) -> dict[str, dict[str, str]]:
+        return {layer: dict(m.skipped) for layer, m in self.metrics.items() if m.skipped}
+
+    def to_pandas(self):
+        """The layer x metric table as a ``pandas.DataFrame`` (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise DataError("to_pandas() needs pandas: pip install pandas") from exc
+        return pd.DataFrame.from_dict(self.to_dict(), orient="index")
+
+    def __rich__(self):
+        from ..tables import metrics_table
+
+        return metrics_table(self.to_dict(), title="collapse metrics by layer")
+
+
+def first_pass_decisions(m: Metrics, clf_sums: torch.Tensor) -> None:
+    cos, correct, n, zeros = clf_sums.tolist()
+    m["acc"] = correct / n
+    m.skipped.pop("acc", None)
+    if zeros:
+        m.skipped["nc3_cos"] = "nc3_cos is undefined: some features are exactly zero"
+    else:
+        m["nc3_cos"] = cos / n
+        m.skipped.pop("nc3_cos", None)
+
+
+_NEEDS_W = ("nc2_w_etf", "nc2_w_of", "nc3", "nc3_of", "nc3_cos", "nc4", "acc")
+
+
+def reword_skipped(m: Metrics, tap: BoundTap, classifier: str | None) -> None:
+    """Skip reasons in the probe's vocabulary (``classifier=``, ``run()``), not ClassStats'."""
+    if classifier is None:
+        no_w = (
+            "needs the classifier: pass classifier='name' (the nn.Linear whose weights are W) "
+            "and list 'name:input' among the layers"
+        )
+    else:
+        no_w = (
+            f"needs the classifier's weights, which apply to its input: see layer "
+            f"'{classifier}:input' (classifier={classifier!r})"
+        )
+    for key in _NEEDS_W:
+        if not tap.is_classifier and key not in m:
+            m.skipped[key] = f"{key} {no_w}"
+    for key, reason in list(m.skipped.items()):
+        if "decision_pass" in reason and "second pass" in reason:
+            m.skipped[key] = (
+                f"{key} needs a second pass over the data with the final class means: "
+                "probe.run(loader) with second_pass=True (the default)"
+            )
