@@ -1,0 +1,80 @@
+"""The probe's documentation runs: the README's "Measuring collapse" block (with small stand-ins for
+its data and models) and the example of docs/metrics.md's "Measuring a model" section."""
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def python_block(text: str, after: str, last: bool = False) -> str:
+    section = text.split(after, 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in section.split("```python")[1:]]
+    return blocks[-1] if last else blocks[0]
+
+
+class ResNetLike(nn.Module):
+    """The module names the README uses: layer3, layer4, avgpool, fc (512 features, 10 classes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer3 = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU())
+        self.layer4 = nn.Sequential(nn.Conv2d(8, 512, 3, padding=1), nn.Tanh())
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(512, 10)
+
+    def forward(self, x):
+        return self.fc(self.avgpool(self.layer4(self.layer3(x))).flatten(1))
+
+
+class TextModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(30, 16)
+        layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        self.head = nn.Linear(16, 2)
+
+    def forward(self, input_ids, attention_mask):
+        h = self.encoder(self.embed(input_ids), src_key_padding_mask=attention_mask == 0)
+        return self.head(h[:, 0])
+
+
+def test_readme_measuring_block_runs():
+    torch.manual_seed(0)
+    code = python_block((ROOT / "README.md").read_text(), "## Measuring collapse")
+    model = ResNetLike()
+    loader = [(torch.randn(40, 3, 4, 4), torch.arange(40) % 10) for _ in range(3)]
+    mask = torch.ones(8, 5, dtype=torch.long)
+    mask[::2, 3:] = 0
+    text_loader = [
+        {
+            "input_ids": torch.randint(1, 30, (8, 5)),
+            "attention_mask": mask,
+            "labels": torch.arange(8) % 2,
+        }
+        for _ in range(2)
+    ]
+    scope = {
+        "features": torch.randn(200, 512),
+        "labels": torch.arange(200) % 10,
+        "W": torch.randn(10, 512),
+        "b": torch.randn(10),
+        "loader": loader,
+        "feats": lambda x: model.avgpool(model.layer4(model.layer3(x))).flatten(1).detach(),
+        "model": model,
+        "text_model": TextModel(),
+        "text_loader": text_loader,
+    }
+    exec(code, scope)
+    assert list(scope["table"]) == ["encoder"]
+    assert "nc1" in scope["table"]["encoder"]
+
+
+def test_metrics_doc_probe_example_runs():
+    code = python_block(
+        (ROOT / "docs" / "metrics.md").read_text(), "## Measuring a model", last=True
+    )
+    exec(code, {"__name__": "probe_doc"})
