@@ -32,6 +32,28 @@ class PhaseConfig(Config):
     seeds: int = 5
 
 
+class BiasSweepConfig(Config):
+    """λ_b sweep (``bias="regularized"``): ``points`` values of λ_b log-spaced in [``lo``, ``hi``],
+    ``seeds`` seeds each (``--seeds S`` with S > 1 overrides it), one batched solve
+    (:mod:`.bias_sweep`). ``points = 0``: one λ_b (``lambda_b``). Plain GD needs
+    lr (1 + hi) < 2 (the bias's curvature is 1 + λ_b)."""
+
+    points: int = 0
+    lo: float = 0.01
+    hi: float = 16.0
+    seeds: int = 2
+
+
+class FixedFeaturesConfig(Config):
+    """Theorem 5.1 (:mod:`.fixed_features`): the exact classifier of fixed noisy features
+    H̄ ⊗ 1ᵀ + E (N(0, ``sigma_e``²)) for every n in ``ns`` with λ_H = n_cfg λ_H / n, ``seeds`` seeds
+    each (``--seeds S`` with S > 1 overrides it). Empty ``ns``: off (gradient descent)."""
+
+    ns: list[int] = pydantic.Field(default_factory=list)
+    sigma_e: float = 0.1
+    seeds: int = 5
+
+
 class UFMConfig(Config):
     seed: int = 0
     seeds: int = 1
@@ -65,6 +87,8 @@ class UFMConfig(Config):
     # (parallel kernels are slower, and far slower on a busy machine); 0 leaves torch's setting
     threads: int = 1
     phase: PhaseConfig = PhaseConfig()
+    bias_sweep: BiasSweepConfig = BiasSweepConfig()
+    fixed_features: FixedFeaturesConfig = FixedFeaturesConfig()
 
 
 def check(cfg: UFMConfig) -> None:
@@ -85,6 +109,24 @@ def check(cfg: UFMConfig) -> None:
         raise ConfigError("the GUFM has no collapse threshold: phase.points must be 0")
     if cfg.phase.seeds < 1:
         raise ConfigError(f"phase.seeds must be >= 1, got {cfg.phase.seeds}")
+    if cfg.bias_sweep.points:
+        _check_bias_sweep(cfg)
+
+
+def _check_bias_sweep(cfg: UFMConfig) -> None:
+    sw = cfg.bias_sweep
+    if cfg.bias != "regularized" or cfg.depth != 1 or cfg.loss != "mse" or cfg.phase.points:
+        raise ConfigError(
+            "bias_sweep runs the plain MSE UFM with a regularised bias: set bias='regularized', "
+            "depth=1, loss='mse', phase.points=0"
+        )
+    if sw.points < 2 or not 0 < sw.lo < sw.hi or sw.seeds < 1:
+        raise ConfigError(f"bias_sweep needs points >= 2, 0 < lo < hi and seeds >= 1, got {sw}")
+    if cfg.lr * (1 + sw.hi) >= 2:
+        raise ConfigError(
+            f"plain GD on the bias diverges for lr (1 + lambda_b) >= 2: lr = {cfg.lr}, "
+            f"bias_sweep.hi = {sw.hi}; lower hi below {2 / cfg.lr - 1:g} or lr"
+        )
 
 
 def threshold_lambda(cfg: UFMConfig) -> float:
@@ -102,8 +144,17 @@ def threshold_lambda(cfg: UFMConfig) -> float:
 
 
 def problems(cfg: UFMConfig) -> list[dict[str, Any]]:
-    """One dict per batched problem: seed and λ's (phase: λ-major, seed-minor)."""
+    """One dict per batched problem: seed and λ's (phase, bias sweep: λ-major, seed-minor)."""
     lw1 = cfg.lambda_w if cfg.lambda_w1 is None else cfg.lambda_w1
+    if cfg.bias_sweep.points:
+        sw = cfg.bias_sweep
+        seeds = cfg.seeds if cfg.seeds > 1 else sw.seeds
+        lam = {"lambda_w": cfg.lambda_w, "lambda_w1": lw1, "lambda_h": cfg.lambda_h}
+        return [
+            {"seed": cfg.seed + i, **lam, "lambda_b": float(lb)}
+            for lb in np.geomspace(sw.lo, sw.hi, sw.points)
+            for i in range(seeds)
+        ]
     if not cfg.phase.points:
         return [
             {

@@ -6,7 +6,9 @@
   classifier's input (those of the other frame, e.g. ``nc2_w_etf`` of an orthogonal frame, stay
   away from 0: see docs/ufm.md);
 * ``phase_diagram.png``: objective, feature norm, collapse metrics and gap against λ across the
-  threshold, with the theory's curve and the threshold marked.
+  threshold, with the theory's curve and the threshold marked;
+* ``bias_sweep.png`` (:func:`.bias_sweep.bias_figure`): NC2/NC3 and ρ_mean/ρ against λ_b;
+* ``fixed_features.png`` (:func:`.fixed_features.fixed_figure`): Theorem 5.1's gap against n.
 
 :func:`render` draws the run's figure, :func:`rerender` redraws it from a finished run directory.
 """
@@ -21,7 +23,9 @@ import numpy as np
 
 from ...report.figures import Panel, save_panels
 from ...runs import RunDir
+from .bias_sweep import bias_figure
 from .config import UFMConfig
+from .fixed_features import fixed_figure
 from .measure import theory_for, theory_norms
 
 
@@ -134,7 +138,12 @@ def phase_figure(path: Path, cfg, summary: dict) -> Path:
 
 
 def render(cfg, run_dir: RunDir, history: list[dict], summary: dict) -> list[str]:
-    """Draw the run's figure (``phase_diagram.png`` or ``collapse.png``); return its path."""
+    """Draw the run's figure (``fixed_features.png``, ``bias_sweep.png``, ``phase_diagram.png`` or
+    ``collapse.png``); return its path."""
+    if cfg.fixed_features.ns:
+        return [str(fixed_figure(run_dir.figures / "fixed_features.png", cfg, summary))]
+    if cfg.bias_sweep.points:
+        return [str(bias_figure(run_dir.figures / "bias_sweep.png", cfg, summary))]
     if cfg.phase.points:
         return [str(phase_figure(run_dir.figures / "phase_diagram.png", cfg, summary))]
     return [str(training_figure(run_dir.figures / "collapse.png", cfg, history, summary))]

@@ -101,6 +101,32 @@ PRESETS: dict[str, dict[str, Any]] = {
         "log_every": 10_000,
         "phase": {"points": 10, "lo": 0.2, "hi": 2.5, "seeds": 2},
     },
+    # Theorem 5.1: the exact classifier of fixed noisy features H̄ ⊗ 1ᵀ + E (σ_e = 0.1) at the
+    # Fig. 2 setting (λ̃_H = n λ_H = 0.25), for n = 25 .. 409600 (quick: 25 .. 25600); no GD
+    "tb-fixed-features": {
+        **_FIG2,
+        "fixed_features": {"ns": [25 * 2**k for k in range(15)], "sigma_e": 0.1, "seeds": 10},
+    },
+    "tb-fixed-features-quick": {
+        **_FIG2,
+        "fixed_features": {"ns": [25 * 4**k for k in range(6)], "sigma_e": 0.1, "seeds": 5},
+    },
+    # a regularised bias: λ_b from 0.01 (simplex ETF) to 16 (near the orthogonal frame; plain GD
+    # at step 0.1 needs λ_b < 19), one batched solve of every λ_b x seed
+    "tb-regularized-bias": {
+        **_FIG2,
+        "bias": "regularized",
+        "steps": 60_000,
+        "log_every": 10_000,
+        "bias_sweep": {"points": 17, "lo": 0.01, "hi": 16.0, "seeds": 5},
+    },
+    "tb-regularized-bias-quick": {
+        **_FIG2,
+        "bias": "regularized",
+        "steps": 30_000,
+        "log_every": 10_000,
+        "bias_sweep": {"points": 9, "lo": 0.01, "hi": 16.0, "seeds": 2},
+    },
     # regularised cross-entropy UFM (Zhu et al. 2021): simplex ETF
     "ufm-ce": {**_FIG2, "loss": "ce", "steps": 100_000, "log_every": 10_000},
     # GUFM (Súkeník et al.): features on the LayerNorm sphere (zero mean, norm sqrt(d)), weight

@@ -14,8 +14,11 @@ import torch
 from ...models.ufm import BatchedUFM, UFMSpec, lr_factor
 from ...runs import RunDir
 from ...train import TrainState, fit
+from .bias_sweep import bias_summary
+from .bias_sweep import theory as bias_theory
 from .config import UFMConfig, check, describe, problems
 from .figures import render
+from .fixed_features import run_fixed
 from .measure import measure, theory_for
 from .summary import phase_summary, single_summary
 
@@ -32,7 +35,7 @@ def build(cfg: UFMConfig, probs: list[dict[str, Any]]) -> BatchedUFM:
         lambda_w=[p["lambda_w"] for p in probs],
         lambda_w1=[p["lambda_w1"] for p in probs],
         lambda_h=[p["lambda_h"] for p in probs],
-        lambda_b=cfg.lambda_b,
+        lambda_b=[p.get("lambda_b", cfg.lambda_b) for p in probs],
         lr=cfg.lr,
         momentum=cfg.momentum,
         lr_h_scale=cfg.lr_h_scale,
@@ -50,15 +53,27 @@ def with_theory(cfg: UFMConfig) -> list[dict[str, Any]]:
     probs = problems(cfg)
     cache: dict[tuple, tuple] = {}
     for p in probs:
-        key = (p["lambda_w"], p["lambda_w1"], p["lambda_h"])
+        key = (p["lambda_w"], p["lambda_w1"], p["lambda_h"], p.get("lambda_b"))
         if key not in cache:
-            cache[key] = theory_for(cfg, *key)
+            cache[key] = (
+                theory_for(cfg, *key[:3])
+                if key[3] is None
+                else (bias_theory(cfg, key[3]), "regularised bias (docs/theory-ufm.md)")
+            )
         p["pred"], p["note"] = cache[key]
     return probs
 
 
+def _seeds(cfg: UFMConfig, default: int) -> list[int]:
+    return [cfg.seed + i for i in range(cfg.seeds if cfg.seeds > 1 else default)]
+
+
 def run(cfg: UFMConfig, run_dir: RunDir) -> dict[str, Any]:
     check(cfg)
+    if cfg.fixed_features.ns:  # Theorem 5.1: exact minimisers, no gradient descent
+        summary = run_fixed(cfg, run_dir, _seeds(cfg, cfg.fixed_features.seeds))
+        summary["figures"] = render(cfg, run_dir, [], summary)
+        return summary
     probs = with_theory(cfg)
     model = build(cfg, probs)
     theory_obj = [p["pred"].objective if p["pred"] is not None else None for p in probs]
@@ -79,6 +94,11 @@ def run(cfg: UFMConfig, run_dir: RunDir) -> dict[str, Any]:
         checkpoint_every=cfg.checkpoint_every,
         description=f"ufm: {describe(cfg)}",
     )
-    summary = (phase_summary if cfg.phase.points else single_summary)(cfg, model, probs, history)
+    if cfg.bias_sweep.points:
+        summary = bias_summary(cfg, model, probs, history)
+    else:
+        summary = (phase_summary if cfg.phase.points else single_summary)(
+            cfg, model, probs, history
+        )
     summary["figures"] = render(cfg, run_dir, history, summary)
     return summary
