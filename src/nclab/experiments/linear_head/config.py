@@ -58,6 +58,9 @@ class LinearHeadConfig(Config):
     measure_every: int = 10
     measure_from: int = 2
     measure_batch: int = 1024
+    # log ||W_(l+1)^T W_(l+1) - W_l W_l^T||_op of the pairs l >= L1 with every record
+    # (balance_rate.py: the per-step decay against (1 - lr wd)^2)
+    track_imbalance: bool = False
     sweep: Sweep = "none"
     sweep_values: list[int] = Field(default_factory=list)
     sweep_weight_decays: list[float] = Field(default_factory=list)

@@ -81,6 +81,38 @@ PRESETS: dict[str, dict[str, Any]] = {
         "wd_over_depth": True,
         "measure_every": 50,
     },
+    # Thm 4.4, phase 2: full-batch GD with weight decay and no momentum; each linear pair's
+    # ||W_(l+1)^T W_(l+1) - W_l W_l^T||_op decays by (1 - lr wd)^2 per step (balance_rate.py)
+    "balancedness-rate-quick": {
+        "data": {"name": "digits", "samples_per_class": 50, "test_samples_per_class": 20},
+        "model": {"L1": 2, "L2": 3, "width": 64, "head_width": 32},
+        "train": {
+            "epochs": 6000,
+            "lr": 0.2,
+            "weight_decay": 1.5e-3,
+            "optimizer": "sgd",
+            "momentum": 0.0,
+            "lr_drop_at": 1.0,
+        },
+        "measure_every": 100,
+        "checkpoint_every": 1000,
+        "track_imbalance": True,
+    },
+    "balancedness-rate": {
+        "data": {"name": "digits"},
+        "model": {"L1": 2, "L2": 3, "width": 128, "head_width": 64},
+        "train": {
+            "epochs": 20000,
+            "lr": 0.1,
+            "weight_decay": 1e-3,
+            "optimizer": "sgd",
+            "momentum": 0.0,
+            "lr_drop_at": 1.0,
+        },
+        "measure_every": 200,
+        "checkpoint_every": 2000,
+        "track_imbalance": True,
+    },
     # the paper's settings (GPU; MNIST / CIFAR-10 files from data.data_dir)
     "fig1-mlp-mnist-gpu": {
         "data": {"name": "mnist"},

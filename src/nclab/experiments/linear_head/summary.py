@@ -13,7 +13,9 @@ Derived scalars of one network (``derived``), L1 nonlinear and L2 linear layers,
 * ``balancedness_linear_max`` / ``_mean`` (pairs inside the head, l = L1+1 .. L-1), ``..._start``
   (the max at the first measurement),
   ``balancedness_nonlinear_mean`` / ``_min`` (l <= L1, W_l nonlinear),
-* ``negativity_mean`` / ``negativity_min`` over the measured nonlinear layers.
+* ``negativity_mean`` / ``negativity_min`` over the measured nonlinear layers,
+* with ``track_imbalance``, the per-step decay of the layer pairs' imbalance against
+  (1 - lr wd)^2 (:mod:`.balance_rate`; None otherwise).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
+
+from .balance_rate import rate_derived
 
 SCALARS = ("train_mse", "train_acc", "test_acc")
 METRICS = ("nc1_trace", "nc2_kappa", "nc2_of", "nc3_cos", "balancedness", "negativity")
@@ -54,7 +58,7 @@ def derived(summary: dict[str, Any], history: list[dict[str, Any]]) -> dict[str,
     neg = [v for ell in range(1, L1 + 1) if (v := get(ell, "negativity")) is not None]
     lin_bal = [v for v in lin_bal if v is not None]
     lin_bal0 = [v for v in lin_bal0 if v is not None]
-    return {
+    return rate_derived(summary, history) | {
         "nc1_last": get(L - 1, "nc1_trace"),
         "nc1_last_start": get(L - 1, "nc1_trace", first_by),
         "nc2_head_input": get(L1, "nc2_kappa"),

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from ...models.mlp import LinearHeadMLP
 from ...runs import RunDir
 from ...train import TrainState, fit
+from .balance_rate import pair_imbalance
 from .distributed import sum_over_ranks
 from .measure import certificate, layer_label, measure_layers
 
@@ -175,6 +176,8 @@ class UnitTraining:
             "test_acc": self.test_acc(),
             "layers": res["layers"],
         }
+        if self.cfg.track_imbalance:
+            rec["imbalance"] = pair_imbalance(self.model)
         if final:
             self.final.update(res)
         return rec
@@ -209,5 +212,6 @@ def train_unit(
         certificate=cert,
         grams=u.final.get("grams", {}),
         epochs=cfg.train.epochs,
+        steps_per_epoch=-(-u.N // u.B),
     )
     return summary, history

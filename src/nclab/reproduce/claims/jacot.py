@@ -250,4 +250,80 @@ CLAIMS = [
         note="CPU quick preset: MNIST-1D (50 per class), width 64, L2 = 1, L1 in {4, 8, 12}, weight "
         "decay 0.004 / L (the paper: 0.016 / L), 3 seeds.",
     ),
+    Claim(
+        id="jacot/balancedness-rate",
+        paper=PAPER,
+        where="§4, Thm 4.4 and Prop. 4.5 (proof in App. B: the recursion of D_l)",
+        claim="Under gradient descent with weight decay and no momentum, the loss falls first "
+        "(phase 1) and the linear layers then become balanced (phase 2): for every pair of "
+        "consecutive linear layers, ||W_(l+1)^T W_(l+1) - W_l W_l^T||_op decays by the exact "
+        "factor (1 - eta lambda)^2 per step once the gradients are small.",
+        runs={
+            "main": RunSpec(
+                "linear-head", quick="balancedness-rate-quick", full="balancedness-rate", seeds=2
+            )
+        },
+        measured={
+            "relative error of the linear pairs' log-rate (worst pair)": (
+                "derived.imbalance_rate_error_linear"
+            ),
+            "log-rate of the pair across the last ReLU / predicted": (
+                "derived.imbalance_log_rate_ratio_straddle"
+            ),
+            "imbalance at the end / at the first record (worst linear pair)": (
+                "derived.imbalance_end_over_start"
+            ),
+            "fraction of the run when the loss is within 10 % of its fall": (
+                "derived.loss_settled_fraction"
+            ),
+            "fraction of the run when log ||D|| is within 10 % of its fall (latest pair)": (
+                "derived.imbalance_settled_fraction"
+            ),
+            "train accuracy": "train_acc",
+        },
+        theory={"(1 - eta lambda)^2 per step": "derived.imbalance_rate_predicted"},
+        paper_values={
+            "decay of ||D_l||_op": "exponential, exponent set by lambda (phase 2 of Thm 4.4)",
+        },
+        checks=[
+            Check(
+                "every linear pair's per-step log-decay is (1 - eta lambda)^2's within 1 %",
+                "derived.imbalance_rate_error_linear",
+                "<=",
+                0.01,
+                name="rate-matches",
+            ),
+            Check(
+                "the linear pairs end more than 10x more balanced than at the first record",
+                "derived.imbalance_end_over_start",
+                "<=",
+                0.1,
+                name="balancedness-falls",
+            ),
+            Check(
+                "phase 1: the loss comes within 10 % of its fall in the first 40 % of the run",
+                "derived.loss_settled_fraction",
+                "<=",
+                0.4,
+                name="loss-first",
+            ),
+            Ratio(
+                "phase 2 after: the loss settles in under half the time log ||D|| takes to",
+                "derived.loss_settled_fraction",
+                "derived.imbalance_settled_fraction",
+                0.5,
+                name="balancedness-after",
+            ),
+        ],
+        quick_seconds=60.0,
+        full_seconds=1800.0,
+        smaller={
+            "quick": "digits (50 per class), ReLU MLP 2 + 3 layers of width 64 / 32 (not the "
+            "theorem's wide first layer and smooth activation), full-batch GD, 6000 steps",
+            "full": "digits, ReLU MLP 2 + 3 layers of width 128 / 64, full-batch GD, 20000 steps",
+        },
+        note="The rule is exact for consecutive bias-free linear layers under SGD without momentum "
+        "(tests/test_balancedness_recursion.py); the pair straddling the last ReLU, momentum and "
+        "Adam do not follow it (docs/theory-jacot.md).",
+    ),
 ]
