@@ -190,8 +190,8 @@ def _fixed_features() -> Claim:
         },
         paper_values={"limit": "Ŵ_n → attenuated W* (asymptotic, no figure)"},
         checks=_fixed_features_checks(big),
-        quick_seconds=5,
-        full_seconds=60,
+        quick_seconds=4,
+        full_seconds=55,
         smaller={"quick": "n = 25..25 600 (×4) × 5 seeds (full: n = 25..409 600 (×2) × 10)"},
         note="K=4, d=20, λ_W=0.005, λ̃_H=0.25 (Fig. 2's λ_H at n=50), σ_e=0.1 (the noise norm "
         "σ_e√d = 0.45 exceeds the class-mean norm √ρ = 0.35); the paper states the limit only. "
@@ -253,8 +253,8 @@ def _regularized_bias() -> Claim:
         theory={"λ_b^ETF = c/(1-c)": "lambda_b_etf"},
         paper_values={"ends": "simplex ETF (λ_b = 0), orthogonal frame (λ_b → ∞)"},
         checks=_bias_checks(ends),
-        quick_seconds=15,
-        full_seconds=60,
+        quick_seconds=14,
+        full_seconds=70,
         smaller={"quick": "9 values of λ_b × 2 seeds, 30k GD steps (full: 17 × 5, 60k)"},
         note="Fig. 2's setting (K=4, d=20, n=50, λ_W=λ_H=0.005, step 0.1), λ_b from 0.01 to 16 "
         "(plain GD at step 0.1 needs λ_b < 19); λ_b^ETF = 0.165. Points within 10 % of the kink "
