@@ -12,7 +12,9 @@ values beside the measured ones, and figures like the paper's panels. Documentat
 * :mod:`.train`: the batched model trained with :func:`nclab.train.fit`;
 * :mod:`.measure`: the metrics of every layer and the theory's predictions;
 * :mod:`.summary`: the summary of one configuration or of a phase-diagram grid;
-* :mod:`.figures`: the paper-like panels.
+* :mod:`.figures`: the paper-like panels;
+* :mod:`.bias_sweep`: a sweep over the bias's weight decay λ_b (simplex ETF -> orthogonal frame);
+* :mod:`.fixed_features`: Theorem 5.1, the exact classifier of fixed noisy features over n.
 """
 
 from __future__ import annotations
