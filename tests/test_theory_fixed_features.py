@@ -115,3 +115,18 @@ def test_no_collapse_and_bad_parameters():
         ufm_fixed_features(K=K, n=50, d=3, lambda_w=LW, lambda_h=LW, sigma_e=SE)
     with pytest.raises(TheoryError, match="gram"):
         ridge_classifier(np.ones((3, 2)), np.eye(4), 4, LW)
+
+
+def test_cli(capsys):
+    import json
+
+    from nclab.cli import main
+
+    args = "theory ufm-fixed-features --K 4 --n 50 --d 20 --lambda-w 0.005 --lambda-h 0.005"
+    try:
+        main([*args.split(), "--sigma-e", "0.1", "--json"])
+    except SystemExit as exc:
+        assert not exc.code
+    out = json.loads(capsys.readouterr().out)["prediction"]
+    assert out["w_hat_scale"] == pytest.approx(pred().w_hat_scale)
+    assert out["w_star_scale"] == pytest.approx(pred().w_star_scale)

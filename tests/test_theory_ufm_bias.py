@@ -143,3 +143,18 @@ def test_lbfgs_at_huge_lambda_b_is_theorem_3_1():
     thm31 = ufm_mse(K=Ks, n=n, d=d, lambda_w=lam, lambda_h=lam)
     assert f == pytest.approx(pred(lb, K=Ks, n=n, d=d, lam=lam).objective, rel=1e-8)
     assert f == pytest.approx(thm31.objective, rel=1e-5)
+
+
+def test_cli(capsys):
+    import json
+
+    from nclab.cli import main
+
+    args = "theory ufm-regularized-bias --K 4 --n 50 --d 20 --lambda-w 0.005 --lambda-h 0.005"
+    try:
+        main([*args.split(), "--lambda-b", "10", "--json"])
+    except SystemExit as exc:
+        assert not exc.code
+    out = json.loads(capsys.readouterr().out)["prediction"]
+    assert out["nc2_of"] == pytest.approx(pred(10.0).nc2_of)
+    assert out["structure"] == "etf_plus_mean"
