@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, as one short script for a machine with CUDA (about 3 minutes on an
-# H200): the device tests (statistics, probe and deep-ln training on CUDA equal the CPU's
-# numbers), bench_metrics on CUDA, and the rn1-ce-quick preset on CUDA. Logs go to $OUT (or
-# runs/gpu-check).
+# H200, before bench_curvature was added): the device tests (statistics, probe, curvature and
+# deep-ln training on CUDA equal the CPU's numbers), bench_metrics and bench_curvature on CUDA, and
+# the rn1-ce-quick preset on CUDA. Logs go to $OUT (or runs/gpu-check).
 #
 # It runs from the source tree (PYTHONPATH=src) with the machine's own python3 and torch. nclab's
 # dependencies that such an image may lack (pydantic and its own: pydantic-core, annotated-types,
@@ -20,8 +20,11 @@ fi
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 NCLAB_PROGRESS=0
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(),
 torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')" | tee "$OUT/env.txt"
-python3 -m pytest -q -p no:cacheprovider tests/test_device.py 2>&1 | tee "$OUT/test_device.txt"
+python3 -m pytest -q -p no:cacheprovider tests/test_device.py \
+  tests/test_curvature.py::test_on_the_inputs_device_equals_the_cpu 2>&1 | tee "$OUT/test_device.txt"
 python3 benchmarks/bench_metrics.py --device cuda --repeats 5 2>&1 | tee "$OUT/bench_metrics_cuda.txt"
+python3 benchmarks/bench_curvature.py --device cuda --repeats 3 2>&1 \
+  | tee "$OUT/bench_curvature_cuda.txt"
 python3 -m nclab run deep-ln --preset rn1-ce-quick --set device=cuda --out "$OUT/deep-ln" \
   --json > "$OUT/deep_ln.json"
 python3 -c "import json; s = json.load(open('$OUT/deep_ln.json')); print('deep-ln on cuda:',
