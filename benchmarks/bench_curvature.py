@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import torch
 from torch import nn
 
+from _peak_rss import peak_rss_bytes
 from nclab.curvature import hessian_top_eigenvalue, ntk_operator_norm
 
 SIZES = {"full": dict(n=512, d=64, w=128, k=10), "quick": dict(n=48, d=12, w=24, k=4)}
@@ -136,8 +135,8 @@ def best_time(fn, args, repeats: int, device: str):
 def peak_memory(name: str, size: str, device: str, dtype: str, threads: int) -> int:
     """Bytes by which a fresh process's resident set (CPU) or allocated CUDA memory grows while
     ``name`` runs once (after a warm-up run)."""
-    code = (
-        "import ctypes, gc, os, sys, threading, time, torch\n"
+    setup = (
+        "import sys, torch\n"
         f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
         "import bench_curvature as b\n"
         f"torch.set_num_threads({threads})\n"
@@ -147,22 +146,8 @@ def peak_memory(name: str, size: str, device: str, dtype: str, threads: int) -> 
         "    torch.cuda.synchronize(); base = torch.cuda.memory_allocated()\n"
         "    torch.cuda.reset_peak_memory_stats(); fn(*args); torch.cuda.synchronize()\n"
         "    print(torch.cuda.max_memory_allocated() - base); sys.exit()\n"
-        "libc = ctypes.CDLL('libc.so.6'); libc.mallopt(-3, 1 << 16)\n"
-        "page = os.sysconf('SC_PAGE_SIZE')\n"
-        "rss = lambda: int(open('/proc/self/statm').read().split()[1]) * page\n"
-        "gc.collect(); libc.malloc_trim(0)\n"
-        "base = peak = rss(); stop = False\n"
-        "def poll():\n"
-        "    global peak\n"
-        "    while not stop:\n"
-        "        peak = max(peak, rss()); time.sleep(0.0002)\n"
-        "t = threading.Thread(target=poll, daemon=True); t.start()\n"
-        "fn(*args)\n"
-        "peak = max(peak, rss()); stop = True; t.join()\n"
-        "print(peak - base)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().splitlines()[-1])
+    return peak_rss_bytes(setup, "fn(*args)")
 
 
 def main() -> None:

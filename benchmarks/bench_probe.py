@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import torch
 
+from _peak_rss import peak_rss_bytes
 from nclab.data.real import mnist1d
 from nclab.experiments.linear_head.measure import measure_layers
 from nclab.models.mlp import LinearHeadMLP
@@ -56,30 +55,16 @@ def peak_memory(name: str, width: int, threads: int) -> int:
     Separate processes keep the implementations' allocator states apart and leave the timing
     process with the default allocator.
     """
-    code = (
-        "import ctypes, gc, os, sys, threading, time, torch\n"
+    setup = (
+        "import sys, torch\n"
         f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
         "import bench_probe as b\n"
-        "libc = ctypes.CDLL('libc.so.6'); libc.mallopt(-3, 1 << 16)  # M_MMAP_THRESHOLD\n"
         f"torch.set_num_threads({threads})\n"
         f"model, loader, k = b.setup({width})\n"
         f"fn = b.{name}\n"
         "fn(model, loader[:1], k)\n"
-        "page = os.sysconf('SC_PAGE_SIZE')\n"
-        "rss = lambda: int(open('/proc/self/statm').read().split()[1]) * page\n"
-        "gc.collect(); libc.malloc_trim(0)\n"
-        "base = peak = rss(); stop = False\n"
-        "def poll():\n"
-        "    global peak\n"
-        "    while not stop:\n"
-        "        peak = max(peak, rss()); time.sleep(0.0002)\n"
-        "t = threading.Thread(target=poll, daemon=True); t.start()\n"
-        "fn(model, loader, k)\n"
-        "peak = max(peak, rss()); stop = True; t.join()\n"
-        "print(peak - base)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().splitlines()[-1])
+    return peak_rss_bytes(setup, "fn(model, loader, k)")
 
 
 # --------------------------------------------------------------------------------------------------
