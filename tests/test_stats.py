@@ -292,3 +292,27 @@ def test_workspace_reuses_cpu_buffers_per_slot_and_thread():
     t.start()
     t.join()
     assert seen[0] != ws.get("x", 5, 20, cpu).data_ptr()  # each thread has its own buffers
+
+
+def test_a_zero_feature_skips_nc3_cos_but_keeps_the_other_decisions(tmp_path):
+    """A sample whose feature is exactly zero (e.g. after a ReLU) has no cosine with w: nc3_cos is
+    skipped with the count, nc4 / acc / ncc_acc are still measured, and the count survives
+    save/load and the in-memory path."""
+    x = torch.tensor([[1.0, 0.0], [2.0, 0.0], [0.0, 3.0], [0.0, 0.0]], dtype=torch.float64)
+    y = torch.tensor([0, 0, 1, 1])
+    w = torch.eye(2, dtype=torch.float64)
+    s = ClassStats(2, 2)
+    s.update(x, y)
+    s.decision_pass(x, y, w)
+    m = collapse_metrics(s, weights=w)
+    assert "nc3_cos" not in m and "1 of 4 features are exactly zero" in m.skipped["nc3_cos"]
+    assert m["acc"] == 0.75 and "nc4" in m and "ncc_acc" in m  # the zero sample is a tie
+    path = tmp_path / "s.pt"
+    s.save(path)
+    assert ClassStats.load(path).decision.zero_features == 1
+    mem = collapse_metrics(ClassStats.from_features(x, y, weights=w), weights=w)
+    assert "nc3_cos" in mem.skipped and mem["acc"] == 0.75
+    with pytest.raises(DegenerateError, match="exactly zero"):
+        from nclab.metrics import nc3_cos
+
+        nc3_cos(s)

@@ -21,6 +21,11 @@ def _decision(stats: ClassStats, key: str, needs_classifier: bool) -> float:
         )
     if needs_classifier and not dec.has_classifier:
         raise DegenerateError(f"{key} needs the classifier: pass weights to decision_pass")
+    if key == "nc3_cos" and dec.zero_features:
+        raise DegenerateError(
+            f"nc3_cos is undefined: {dec.zero_features} of {dec.n} features are exactly zero "
+            "(their cosine with a classifier row has no value)"
+        )
     return dec.metrics()[key]
 
 

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, ClassVar
 import torch
 
 from .._kernels import classifier_sums, scratch_f64, span_basis
-from ..errors import DegenerateError
 from ..validation import F64, check_finite
 
 if TYPE_CHECKING:
@@ -34,14 +33,15 @@ if TYPE_CHECKING:
 
 @dataclass
 class DecisionStats:
-    """Sums from the second pass: ``nc3_cos`` = cos_sum / n, ``nc4`` = mismatch / n,
-    ``ncc_acc`` = ncc_correct / n, ``acc`` = clf_correct / n."""
+    """Sums from the second pass: ``nc3_cos`` = cos_sum / n (undefined when a feature is exactly
+    zero), ``nc4`` = mismatch / n, ``ncc_acc`` = ncc_correct / n, ``acc`` = clf_correct / n."""
 
     n: int = 0
     ncc_correct: int = 0
     cos_sum: float = 0.0
     mismatch: int = 0
     clf_correct: int = 0
+    zero_features: int = 0  # features exactly zero: their cosine with w is undefined
     has_classifier: bool = False
     tensor_fields: ClassVar[tuple[str, ...]] = (
         "n",
@@ -49,6 +49,7 @@ class DecisionStats:
         "cos_sum",
         "mismatch",
         "clf_correct",
+        "zero_features",
     )
 
     def as_tensor(self, device) -> torch.Tensor:
@@ -65,11 +66,9 @@ class DecisionStats:
             return {}
         out = {"ncc_acc": self.ncc_correct / self.n}
         if self.has_classifier:
-            out.update(
-                nc3_cos=self.cos_sum / self.n,
-                nc4=self.mismatch / self.n,
-                acc=self.clf_correct / self.n,
-            )
+            out.update(nc4=self.mismatch / self.n, acc=self.clf_correct / self.n)
+            if not self.zero_features:
+                out["nc3_cos"] = self.cos_sum / self.n
         return out
 
 
@@ -131,8 +130,7 @@ def _decide(stats: ClassStats, x, y, w, b, p, mc, mq, clf) -> None:
     if w is None:
         return
     cos_sum, correct, zeros, pred = clf or classifier_sums(scratch_f64(x), y, w, b)
-    if zeros:
-        raise DegenerateError("nc3_cos is undefined: some features are exactly zero")
+    dec.zero_features += zeros  # nc3_cos is then undefined; nc4 and acc are not
     dec.cos_sum += cos_sum
     dec.mismatch += int((pred != ncc).sum())
     dec.clf_correct += correct
