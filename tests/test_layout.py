@@ -154,7 +154,7 @@ def _layer(module: str) -> int:
 def test_the_import_graph_is_read():
     g = import_graph()
     # known edges, so that a broken reader cannot pass the tests below with an empty graph
-    assert "nclab.stats" in g["nclab"]
+    assert "nclab.errors" in g["nclab"] and "nclab.stats._core" in g["nclab.stats"]
     assert "nclab.experiments.runner" in g["nclab.experiments"]
     assert any(d.startswith("nclab.errors") for d in g["nclab.theory"])
 
@@ -256,3 +256,14 @@ def test_core_never_imports_training_code(module):
         seen.add(m)
         todo.extend(g.get(m, ()))
     assert not {m for m in seen if _area(m) in {"experiments", "train", "models", "reproduce"}}
+
+
+def test_the_cli_and_the_package_start_without_torch():
+    """`nclab --help` stays fast: neither `import nclab` nor the CLI's modules import torch (the
+    verbs import it when they run; nclab.ClassStats & co. load it on first access)."""
+    import subprocess
+    import sys
+
+    code = "import sys, nclab, nclab.cli; print('torch' in sys.modules, nclab.__version__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[0] == "False", out.stdout
