@@ -93,7 +93,8 @@ def _list_experiments(json: bool) -> None:
         emit_json(rows)
     else:
         for name, r in rows.items():
-            print(f"{name}: {r['description']}\n  presets: {', '.join(r['presets'])}")
+            presets = ", ".join(r["presets"]) or "none (nclab run NAME runs its defaults)"
+            print(f"{name}: {r['description']}\n  presets: {presets}")
 
 
 def _resolve_config(exp, preset: str | None, config: Path | None, overrides: list[str]):

@@ -54,6 +54,26 @@ def _coerce(name: str, text: str | None, annotation: Any) -> Any:
         ) from None
 
 
+def summary_line(fn) -> str:
+    r"""The first sentence of a docstring's first paragraph, without Sphinx markup.
+
+    >>> def f():
+    ...     '''Bounds on NC1, :math:`\kappa(W_L)` and
+    ...     ``NC2`` (Jacot et al., :func:`~nclab.theory.g`). More text.'''
+    >>> summary_line(f)
+    'Bounds on NC1, \\kappa(W_L) and NC2 (Jacot et al., g).'
+    """
+    import re
+
+    para = (inspect.getdoc(fn) or "").split("\n\n")[0]
+    text = " ".join(para.split())
+    text = re.sub(r":[a-z]+:`~?(?:[\w.]+\.)?([^`]+)`", r"\1", text)  # :math:`x`, :func:`~a.b`
+    text = text.replace("``", "")
+    # a full stop ends the sentence, but not in "et al.", "e.g.", "Thm.", "Prop.", "Fig.", "eq."
+    end = re.search(r"(?<!\bal)(?<!e\.g)(?<!i\.e)(?<!Thm)(?<!Prop)(?<!Fig)(?<!\beq)\.(\s|$)", text)
+    return text[: end.start() + 1] if end else text
+
+
 def parse_params(fn, args: list[str]) -> dict[str, Any]:
     """Parse ``--key value`` / ``--flag`` arguments against the function's signature."""
     from ..errors import TheoryError
@@ -116,7 +136,7 @@ def theory(
                 fn = get_prediction(pname)
                 rows[pname] = {
                     "params": list(inspect.signature(fn).parameters),
-                    "doc": (inspect.getdoc(fn) or "").splitlines()[0],
+                    "doc": summary_line(fn),
                 }
             except TheoryError as exc:
                 rows[pname] = {"params": [], "doc": f"(unavailable: {exc})"}
