@@ -20,7 +20,8 @@ if [ ! -x "$VENV/bin/python" ]; then
   else
     _log "creating $VENV and installing torch==2.13.0"
     "$_py" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check "torch==2.13.0" 2>&1 \
+    # numpy with torch: torch imported without numpy warns "Failed to initialize NumPy"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check "torch==2.13.0" "numpy>=1.24" 2>&1 \
       | grep -v "is ignored: it is neither a file nor a directory" >&2 || true
     "$VENV/bin/python" -c 'import torch' || { echo "installing torch==2.13.0 failed" >&2; exit 1; }
   fi
