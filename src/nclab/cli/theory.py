@@ -58,7 +58,7 @@ def summary_line(fn) -> str:
     r"""The first sentence of a docstring's first paragraph, without Sphinx markup.
 
     >>> def f():
-    ...     '''Bounds on NC1, :math:`\kappa(W_L)` and
+    ...     r'''Bounds on NC1, :math:`\kappa(W_L)` and
     ...     ``NC2`` (Jacot et al., :func:`~nclab.theory.g`). More text.'''
     >>> summary_line(f)
     'Bounds on NC1, \\kappa(W_L) and NC2 (Jacot et al., g).'
