@@ -3,10 +3,12 @@ class means and classifier sums, with the reusable float64 scratch buffers they 
 
 from __future__ import annotations
 
+import math
 import threading
 
 import torch
 
+from .errors import DataError
 from .validation import F64, check_finite
 
 
@@ -140,10 +142,120 @@ def classifier_sums(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.
     Zero features contribute 0 to the cosine sum; the caller decides what they mean.
 
     x_i . w_{y_i} is read off the logits x W^T, so no N x D matrix of gathered rows is formed."""
-    logits = x @ w.T
-    dots = logits.gather(1, y[:, None]).squeeze(1)
-    pred = (logits + b if b is not None else logits).argmax(1)
+    if x.shape[0] * w.shape[0] * 8 * 2 <= _Budget.bytes:
+        logits = x @ w.T
+        dots = logits.gather(1, y[:, None]).squeeze(1)
+        pred = (logits + b if b is not None else logits).argmax(1)
+    else:  # large K: no n x K logits at once
+        dots = torch.einsum("nd,nd->n", x, w[y])
+        pred = best_columns(x, w, b, 1.0, largest=True)[0]
     xn = torch.linalg.vector_norm(x, dim=1)
     zero = xn == 0
     cos = dots / torch.where(zero, torch.ones_like(xn), xn * w.norm(dim=1)[y])
     return float(cos.sum()), int((pred == y).sum()), int(zero.sum()), pred
+
+
+# --- the memory budget of tiled (large-K) computations -------------------------------------------
+class _Budget:
+    """Bytes a tiled computation may use for one tile (a block of K x K or N x K values)."""
+
+    bytes = 512 << 20
+
+
+def memory_budget() -> int:
+    """The budget in bytes for one tile of pairwise or sample-by-class values (default 512 MiB)."""
+    return _Budget.bytes
+
+
+def set_memory_budget(nbytes: int) -> int:
+    """Set the tile budget (bytes, at least 1 MiB); returns the previous one.
+
+    >>> old = set_memory_budget(64 << 20); memory_budget() >> 20
+    64
+    >>> _ = set_memory_budget(old)
+    """
+    if not isinstance(nbytes, int) or nbytes < (1 << 20):
+        raise DataError(f"memory budget must be an integer of at least 1 MiB, got {nbytes!r}")
+    old, _Budget.bytes = _Budget.bytes, nbytes
+    return old
+
+
+def tile_size(cols: int, factor: int = 4) -> int:
+    """Rows of a (rows x ``cols``) float64 tile such that ``factor`` such tiles fit the budget."""
+    return max(1, min(max(cols, 1), _Budget.bytes // (8 * factor * max(cols, 1))))
+
+
+def best_columns(
+    a: torch.Tensor, b: torch.Tensor, offset: torch.Tensor | None, scale: float, largest: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per row of ``a`` (n x r): the best column of S = scale * a b^T + offset (``b`` K x r,
+    ``offset`` K; the largest or the smallest) and the gap to the runner-up, computed in blocks of
+    columns within the memory budget, never the whole n x K matrix.
+
+    Returns (index, gap); ties go to the lowest index, as ``argmax``/``argmin``. When the n x K
+    scores fit the budget this is one block, the same arithmetic as the unblocked expression.
+
+    >>> a = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    >>> idx, gap = best_columns(a, a.flip(0), None, 1.0, True)
+    >>> idx.tolist(), gap.tolist()
+    ([1, 0], [1.0, 1.0])
+    """
+    n, k = a.shape[0], b.shape[0]
+    block = max(1, _Budget.bytes // (8 * 2 * max(n, 1)))
+    best = torch.full((n,), -math.inf, dtype=F64, device=a.device)
+    second = best.clone()
+    idx = torch.zeros(n, dtype=torch.int64, device=a.device)
+    rows = torch.arange(n, device=a.device)
+    for j in range(0, k, block):
+        s = a @ b[j : j + block].T
+        if scale != 1.0:
+            s.mul_(scale)
+        if offset is not None:
+            s.add_(offset[j : j + block])
+        if not largest:
+            s.neg_()
+        i1 = s.argmax(1)
+        v1 = s[rows, i1]
+        s[rows, i1] = -math.inf
+        v2 = s.max(1).values if s.shape[1] > 1 else torch.full_like(v1, -math.inf)
+        better = v1 > best
+        second = torch.where(better, torch.maximum(best, v2), torch.maximum(second, v1))
+        idx = torch.where(better, i1 + j, idx)
+        best = torch.where(better, v1, best)
+    return idx, best - second
+
+
+def nearest_centre(p: torch.Tensor, centres: torch.Tensor, sq: torch.Tensor) -> torch.Tensor:
+    """argmin_c ||p_i - centres_c|| for the rows of ``p`` (n x r, float64), ``sq`` = ||centres_c||^2.
+
+    The scores ||c||^2 - 2 p.c (the expansion, one GEMM, blocked by :func:`best_columns`) decide
+    every row whose best and second-best scores are further apart than the expansion's rounding
+    error bound 2 (r + 2) eps (max ||c||^2 + 2 ||p_i|| max ||c||); the few rows closer than that
+    (near ties, where the expansion can mis-order) are decided again from the explicit differences.
+
+    >>> c = torch.tensor([[0.0, 0.0], [1.0, 0.0]], dtype=torch.float64)
+    >>> nearest_centre(torch.tensor([[0.9, 5.0], [0.1, -3.0]], dtype=torch.float64), c, (c * c).sum(1)).tolist()
+    [1, 0]
+    """
+    idx, gap = best_columns(p, centres, sq, -2.0, largest=False)
+    r = p.shape[1]
+    scale = float(sq.max()) + 2 * torch.linalg.vector_norm(p, dim=1) * float(sq.max()) ** 0.5
+    near = (gap <= 2 * (r + 2) * torch.finfo(F64).eps * scale).nonzero().flatten()
+    if near.numel():
+        idx[near] = _nearest_explicit(p[near], centres)
+    return idx
+
+
+def _nearest_explicit(p: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
+    """argmin_c ||p_i - c|| from the differences themselves (a few rows; blocked over centres)."""
+    n, r = p.shape
+    block = max(1, _Budget.bytes // (8 * 2 * max(n * r, 1)))
+    best = torch.full((n,), math.inf, dtype=F64, device=p.device)
+    idx = torch.zeros(n, dtype=torch.int64, device=p.device)
+    for j in range(0, centres.shape[0], block):
+        d = (p[:, None, :] - centres[None, j : j + block, :]).square_().sum(2)
+        v, i = d.min(1)
+        better = v < best
+        idx = torch.where(better, i + j, idx)
+        best = torch.where(better, v, best)
+    return idx

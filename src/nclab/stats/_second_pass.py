@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import torch
 
-from .._kernels import classifier_sums, scratch_f64, span_basis
+from .._kernels import classifier_sums, nearest_centre, scratch_f64, span_basis
 from ..validation import F64, check_finite
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ def _decide(stats: ClassStats, x, y, w, b, p, mc, mq, clf) -> None:
     """Nearest-class-centre decisions from P, and the classifier's (``clf`` = classifier_sums of the
     float64 features, computed here when None)."""
     dec = stats.decision
-    ncc = ((mc * mc).sum(1)[None, :] - 2 * p @ mq.T).argmin(1)
+    ncc = nearest_centre(p, mq, (mc * mc).sum(1))  # blocked within the memory budget
     dec.n += int(x.shape[0])
     dec.ncc_correct += int((ncc == y).sum())
     if w is None:
