@@ -110,3 +110,29 @@ def test_bad_inputs():
         group_collapse(torch.full((2, 3), float("nan")), torch.tensor([0, 1]), 2)
     with pytest.raises(DataError, match=r"\(K, L, d\)"):
         feature_collapse_measures(F[CONCEPT], CONCEPT, NC, torch.zeros(3, 4), LATENTS)
+
+
+def test_verdict_needs_one_u_norm_and_zero_sum_word_directions():
+    """Definitions 1-3: every u_{k,l} has the same norm c, and the equiangular f_a sum to zero."""
+    base = measures(1.42 * F[CONCEPT])
+    assert base["words"]["offset"] == pytest.approx(0, abs=1e-6)  # float32 frame
+    assert base["u"]["norm_cv"] == pytest.approx(0, abs=1e-6)
+    # u blocks collapsed in direction but with a norm per concept
+    scale = torch.tensor([0.2, 0.4, 0.8], dtype=torch.float64)[LATENTS][..., None]
+    m = measures(1.42 * F[CONCEPT], u=scale * F[LATENTS])
+    assert m["u"]["dir_nc1"] < 1e-12 and m["collapse_type"] == "none"
+    assert any("u norms differ" in r for r in m["verdict_reasons"])
+    # word directions collapsed, equiangular after centring, but shifted: sum f_a != 0
+    shift = torch.zeros(D, dtype=torch.float64)
+    shift[-1] = 1.0  # orthogonal to the plane of F (equiangular_frame: a random 2D plane)
+    shift = shift - (F.T @ torch.linalg.lstsq(F.T, shift).solution)
+    shifted = F + 2.0 * shift / shift.norm()
+    m = measures(1.42 * shifted[CONCEPT], u=0.4 * shifted[LATENTS])
+    assert m["words"]["etf"] < 1e-9 and m["words"]["offset"] > 0.5
+    assert m["collapse_type"] == "none"
+    assert any("sum to zero" in r for r in m["verdict_reasons"])
+    # h* (type-II): the zero-sum condition is not required of the representations
+    assert (
+        measures(math.sqrt(D) * F0[CONCEPT], u=0.3 * F0[LATENTS], layer_norm=True)["collapse_type"]
+        == "type-II"
+    )

@@ -17,7 +17,9 @@ of norm with frequency μ_β and with the training-set count. Across sets: ``ali
 α of cos(mean u-group α, mean word-group α), group means centred the same way.
 
 Verdict (:func:`collapse_verdict`, thresholds :data:`THRESHOLDS`): directional collapse of both
-sets (directional NC1 ≤ 0.05, ETF distance of the word-group directions ≤ 0.1, alignment ≥ 0.95);
+sets (directional NC1 ≤ 0.05, ETF distance of the word-group directions ≤ 0.1, alignment ≥ 0.95),
+one norm for every u block (CV ≤ 0.1, Definitions 1–3's c) and, for h, word-group directions
+summing to zero (offset ≤ 0.1: the equiangular f_α of Definitions 1 and 3 have Σ_α f_α = 0);
 then ``"type-II"`` for h* (representations), otherwise ``"type-I"`` if the word norms are equal
 (CV ≤ 0.2) and ``"type-III"`` if not; ``"none"`` without directional collapse. With a learnable
 LayerNorm only the within-group criteria apply (``geometry=False``, see :func:`collapse_verdict`).
@@ -44,8 +46,7 @@ import torch
 from ..errors import DegenerateError
 from ..stats import ClassStats
 from ..validation import check_2d, check_blocks, check_grouped, check_paired
-from .geometry import etf_distance
-from .variability import nc1, nc1_trace
+from .latent import LatentCollapse
 
 F64 = torch.float64
 
@@ -55,6 +56,8 @@ THRESHOLDS: dict[str, float] = {
     "etf_max": 0.1,  # ETF distance of the word-group mean directions
     "align_min": 0.95,  # cosine between matching u-group and word-group means
     "norm_cv_max": 0.2,  # word norms std/mean: type-I below, type-III above
+    "u_norm_cv_max": 0.1,  # u norms std/mean: Definitions 1-3 give every u_{k,l} one norm c
+    "offset_max": 0.1,  # |sum of word-group mean directions| / their norms (h: sum f_a = 0)
 }
 
 __all__ = [
@@ -96,38 +99,25 @@ def spearman(a: torch.Tensor, b: torch.Tensor) -> float:
 def group_collapse(
     vectors: torch.Tensor, groups: torch.Tensor, num_groups: int, name: str = "vectors"
 ) -> dict[str, Any]:
-    """NC1 (trace and pinv), directional NC1, norms and ETF distance of one grouped weight set."""
+    """NC1 (trace and pinv), directional NC1, norms, ETF distance and offset (|Σ of group-mean
+    directions| / Σ of their norms) of one grouped weight set, through
+    :class:`~nclab.metrics.latent.LatentCollapse`."""
     v = check_grouped(vectors, groups, num_groups, name)
     norms = v.norm(dim=1)
     if float(norms.min()) == 0.0:
         raise DegenerateError(f"{name}: a vector is exactly zero; its direction is undefined")
-    unit = v / norms[:, None]
-    out: dict[str, Any] = {}
-    stats = ClassStats.from_features(v, groups, num_groups)
-    ustats = ClassStats.from_features(unit, groups, num_groups)
-    for key, fn in (
-        ("nc1_trace", lambda: nc1_trace(stats)),
-        ("nc1", lambda: nc1(stats)),
-        ("dir_nc1", lambda: nc1_trace(ustats)),
-        ("etf", lambda: etf_distance(ustats.means - ustats.means.mean(0))),
-    ):
-        try:
-            out[key] = fn()
-        except DegenerateError as exc:
-            out[key] = None
-            out.setdefault("skipped", {})[key] = str(exc)
-    counts = torch.bincount(groups, minlength=num_groups).to(F64)
-    gmean = torch.zeros(num_groups, dtype=F64).index_add_(0, groups, norms) / counts
-    gsq = torch.zeros(num_groups, dtype=F64).index_add_(0, groups, norms**2) / counts
-    mean = float(norms.mean())
+    m = LatentCollapse(num_groups, v.shape[1]).update(v, groups).compute()
+    keys = ("nc1_trace", "nc1", "dir_nc1", "etf", "offset", "equinorm", "equiangle")
+    out: dict[str, Any] = {k: m[k] for k in keys}
+    skipped = {k: r for k, r in m.get("skipped", {}).items() if k in keys}
+    if skipped:
+        out["skipped"] = skipped
+    out.update({k: m[k] for k in ("norm_mean", "norm_std", "norm_cv")})
     out.update(
-        norm_mean=mean,
-        norm_std=float(norms.std(correction=0)),
-        norm_cv=float(norms.std(correction=0)) / mean,
         norm_min=float(norms.min()),
         norm_max=float(norms.max()),
-        group_norm_mean=gmean.tolist(),
-        group_norm_std=(gsq - gmean**2).clamp_min(0).sqrt().tolist(),
+        group_norm_mean=m["group_norm_mean"],
+        group_norm_std=m["group_norm_std"],
     )
     return out
 
@@ -158,7 +148,7 @@ def collapse_verdict(
 ) -> tuple[str, list[str]]:
     """("type-I" | "type-II" | "type-III" | "none", reasons) from :func:`feature_collapse_measures`.
 
-    ``geometry=False`` drops the ETF and alignment requirements, for networks with a symmetry that
+    ``geometry=False`` drops the ETF, alignment, equal-u-norm and zero-sum requirements, for networks with a symmetry that
     rescales coordinates (a learnable LayerNorm: (γ_i, u_i) → (sγ_i, u_i/s) leaves the function
     unchanged, keeps within-group collapse but not equiangularity); they are still reported.
     """
@@ -180,9 +170,20 @@ def collapse_verdict(
     )
     if geometry:
         need(
+            u.get("norm_cv") is not None and u["norm_cv"] <= t["u_norm_cv_max"],
+            f"u norms differ: CV {u.get('norm_cv')} > {t['u_norm_cv_max']} "
+            "(Definitions 1-3: one c)",
+        )
+        need(
             words.get("etf") is not None and words["etf"] <= t["etf_max"],
             f"word-group ETF distance {words.get('etf')} > {t['etf_max']}",
         )
+        if not layer_norm:
+            need(
+                words.get("offset") is not None and words["offset"] <= t["offset_max"],
+                f"word-group directions do not sum to zero: offset {words.get('offset')} > "
+                f"{t['offset_max']} (Definitions 1, 3: equiangular f, sum f_a = 0)",
+            )
         need(
             m.get("alignment") is not None and m["alignment"] >= t["align_min"],
             f"u/word alignment {m.get('alignment')} < {t['align_min']}",
