@@ -47,3 +47,102 @@ def test_near_ties_are_decided_exactly():
     sq = (c * c).sum(1)
     assert best_columns(p, c, sq, -2.0, largest=False)[0].tolist() == [0]  # the expansion errs
     assert nearest_centre(p, c, sq).tolist() == [1]
+
+
+def _dense_frame(a, b, kind):
+    g = a @ b.T
+    k = a.shape[0]
+    eye = torch.eye(k, dtype=F64)
+    t = (eye - 1 / k) / (k - 1) ** 0.5 if kind == "etf" else eye / k**0.5
+    return float(torch.linalg.matrix_norm(g / torch.linalg.matrix_norm(g) - t))
+
+
+def _stats(k, d, seed=0, spread=1.0, per_class=3):
+    g = torch.Generator().manual_seed(seed)
+    mu = torch.randn(k, d, generator=g, dtype=F64)
+    y = torch.arange(k * per_class) % k
+    x = mu[y] + spread * torch.randn(len(y), d, generator=g, dtype=F64)
+    s = ClassStats(k, d, scatter="none")
+    s.update(x, y)
+    return s
+
+
+@pytest.mark.parametrize("d", [64, pytest.param(2100, marks=pytest.mark.slow)])
+def test_large_k_forms_match_dense_at_k2000(small_budget, d):
+    from nclab import metrics
+
+    k = 2000
+    s = _stats(k, d)
+    w = torch.randn(k, d, generator=torch.Generator().manual_seed(1), dtype=F64)
+    m = s.means - s.means.mean(0)
+    u = m / m.norm(dim=1, keepdim=True)
+    i, j = torch.triu_indices(k, k, 1)
+    cos = (u @ u.T)[i, j]
+    var = s.class_ss / s.counts.to(F64)
+    sq = (m * m).sum(1)
+    d2 = sq[:, None] + sq[None, :] - 2 * m @ m.T
+    off = ~torch.eye(k, dtype=torch.bool)
+    ratio = ((var[:, None] + var[None, :]) / (2 * d2))[off]
+    dense = {
+        "nc2_etf": _dense_frame(m, m, "etf"),
+        "nc2_of": _dense_frame(s.means, s.means, "of"),
+        "nc2_w_etf": _dense_frame(w, w, "etf"),
+        "nc2_w_of": _dense_frame(w, w, "of"),
+        "nc3_wh": _dense_frame(w, m, "etf"),
+        "nc2_equiangle": float(cos.std(correction=0)),
+        "cdnv": float(ratio.mean()),
+    }
+    ours = {
+        "nc2_etf": metrics.nc2_etf(s),
+        "nc2_of": metrics.nc2_of(s),
+        "nc2_w_etf": metrics.nc2_w_etf(w),
+        "nc2_w_of": metrics.nc2_w_of(w),
+        "nc3_wh": metrics.nc3_wh(s, w),
+        "nc2_equiangle": metrics.nc2_equiangle(s),
+        "cdnv": metrics.cdnv(s),
+    }
+    for key, ref in dense.items():
+        assert abs(ours[key] - ref) <= 1e-12 * abs(ref), (key, ours[key], ref)
+
+
+def test_near_a_perfect_frame_the_tiles_take_over(small_budget):
+    """A simplex ETF perturbed by 1e-9: the D x D forms would cancel, the tiles keep 1e-9 relative."""
+    from nclab import metrics
+    from nclab.metrics import large_k
+
+    k = 600
+    g = torch.Generator().manual_seed(3)
+    etf = torch.eye(k, dtype=F64) - 1 / k + 1e-9 * torch.randn(k, k, generator=g, dtype=F64)
+    s = ClassStats(k, k, scatter="none")
+    s.update(etf + 5.0, torch.arange(k))
+    m = s.means - s.means.mean(0)
+    ref = _dense_frame(m, m, "etf")
+    assert 0 < ref < 1e-6
+    assert abs(metrics.nc2_etf(s) - ref) <= 1e-9 * ref
+    u = m / m.norm(dim=1, keepdim=True)
+    i, j = torch.triu_indices(k, k, 1)
+    ref_eq = float((u @ u.T)[i, j].std(correction=0))
+    assert abs(large_k.cosine_moments(u)[1] ** 0.5 - ref_eq) <= 1e-9 * ref_eq
+
+
+def test_tiled_equals_untiled():
+    """The same metric under a budget that tiles and one that does not: equal to rounding."""
+    from nclab import metrics
+
+    s = _stats(700, 30, seed=5)
+    w = torch.randn(700, 30, generator=torch.Generator().manual_seed(6), dtype=F64)
+    fns = {
+        "cdnv": lambda: metrics.cdnv(s),
+        "cdnv_p2": lambda: metrics.cdnv(s, dist_exp=2.0),
+        "nc2_etf": lambda: metrics.nc2_etf(s),
+        "nc2_equiangle": lambda: metrics.nc2_equiangle(s),
+        "nc3_wh": lambda: metrics.nc3_wh(s, w),
+    }
+    untiled = {k: f() for k, f in fns.items()}
+    old = set_memory_budget(1 << 20)
+    try:
+        tiled = {k: f() for k, f in fns.items()}
+    finally:
+        set_memory_budget(old)
+    for key in fns:
+        assert abs(tiled[key] - untiled[key]) <= 1e-13 * abs(untiled[key]), key

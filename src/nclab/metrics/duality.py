@@ -6,6 +6,7 @@ import torch
 
 from ..stats import ClassStats
 from ..validation import check_matrix
+from . import large_k
 from ._common import GlobalMean, centred_means, class_means, etf_target, frob
 
 
@@ -61,6 +62,8 @@ def nc3_wh(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "
     """
     m = centred_means(stats, global_mean)
     w = check_matrix(weights, "weights", stats.num_classes, stats.dim).to(m.device)
+    if not large_k.fits(stats.num_classes):
+        return large_k.frame_distance(w.to(m.dtype), m, "etf", "W M")
     wm = w @ m.T
     return float(
         torch.linalg.matrix_norm(wm / frob(wm, "W M") - etf_target(stats.num_classes, m.device))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..errors import DegenerateError
 from ..stats import ClassStats
 from ..validation import check_matrix
+from . import large_k
 from ._common import (
     GlobalMean,
     centred_means,
@@ -28,6 +31,8 @@ def etf_distance(a: torch.Tensor) -> float:
     0.0
     """
     a = check_matrix(a, "A")
+    if not large_k.fits(a.shape[0]):
+        return large_k.frame_distance(a, a, "etf", "A")
     return frame_distance(a, etf_target(a.shape[0], a.device), "A")
 
 
@@ -41,6 +46,8 @@ def of_distance(a: torch.Tensor) -> float:
     0.0
     """
     a = check_matrix(a, "A")
+    if not large_k.fits(a.shape[0]):
+        return large_k.frame_distance(a, a, "of", "A")
     return frame_distance(a, of_target(a.shape[0], a.device), "A")
 
 
@@ -55,6 +62,8 @@ def nc2_etf(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
     0.0
     """
     m = centred_means(stats, global_mean)
+    if not large_k.fits(stats.num_classes):
+        return large_k.frame_distance(m, m, "etf", "the centred class means")
     return frame_distance(m, etf_target(stats.num_classes, m.device), "the centred class means")
 
 
@@ -68,6 +77,8 @@ def nc2_of(stats: ClassStats) -> float:
     0.0
     """
     h = class_means(stats)
+    if not large_k.fits(stats.num_classes):
+        return large_k.frame_distance(h, h, "of", "the class means")
     return frame_distance(h, of_target(stats.num_classes, h.device), "the class means")
 
 
@@ -144,5 +155,8 @@ def nc2_equiangle(stats: ClassStats, global_mean: GlobalMean = "class") -> float
     if bool((n == 0).any()):
         raise DegenerateError("nc2_equiangle is undefined: a class mean equals the global mean")
     u = m / n[:, None]
-    i, j = torch.triu_indices(stats.num_classes, stats.num_classes, 1, device=m.device)
+    k = stats.num_classes
+    if not large_k.fits(k, copies=max(4, u.shape[1])):  # the dense form gathers K^2/2 x D pairs
+        return math.sqrt(max(large_k.cosine_moments(u)[1], 0.0))
+    i, j = torch.triu_indices(k, k, 1, device=m.device)
     return float((u[i] * u[j]).sum(1).std(correction=0))

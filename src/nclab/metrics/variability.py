@@ -6,6 +6,7 @@ import torch
 
 from ..errors import DegenerateError
 from ..stats import ClassStats, rank_rtol
+from . import large_k
 from ._common import F64, GlobalMean, centred_means
 
 
@@ -90,14 +91,17 @@ def nc1_trace(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
     return float(stats.within_trace) / stats.num_samples / tr_b
 
 
-def cdnv(stats: ClassStats) -> float:
+def cdnv(stats: ClassStats, dist_exp: float = 1.0) -> float:
     r"""Class-distance normalised variance, averaged over pairs of distinct classes.
 
     .. math:: \mathrm{CDNV} = \operatorname{mean}_{c\ne c'}
-       \frac{\sigma_c^2 + \sigma_{c'}^2}{2\|\mu_c-\mu_{c'}\|^2},\qquad
+       \frac{\sigma_c^2 + \sigma_{c'}^2}{2\|\mu_c-\mu_{c'}\|^{2p}},\qquad
        \sigma_c^2 = \frac{1}{n_c}\sum_{y_i=c}\|h_i-\mu_c\|^2
 
-    Source: Galanti, György & Hutter (ICLR 2022).
+    Source: Galanti, György & Hutter (ICLR 2022) (p = ``dist_exp`` = 1); p != 1 is
+    ``rhubarbwu/neural-collapse``'s ``variability_cdnv(..., dist_exp=p)``. Beyond the memory budget
+    (:func:`nclab._kernels.set_memory_budget`) the pairs are summed in tiles
+    (:func:`.large_k.cdnv_rows`), never as a K x K matrix.
 
     >>> import torch
     >>> from nclab import ClassStats
@@ -105,12 +109,17 @@ def cdnv(stats: ClassStats) -> float:
     >>> s = ClassStats(2, 2); s.update(x, y)
     >>> cdnv(s)  # sigma^2 = 1 in each class, distance 4
     0.0625
+    >>> cdnv(s, dist_exp=0.5)  # 2 / (2 * 4)
+    0.25
     """
     m = centred_means(stats)  # shifting by mu_G keeps the Gram trick accurate
     k = stats.num_classes
     if k < 2:
         raise DegenerateError("cdnv needs at least 2 classes")
     var = stats.class_ss / stats.counts.to(F64)
+    if not large_k.fits(k) or dist_exp != 1.0:
+        rows, pairs = large_k.cdnv_rows(m, var, dist_exp)
+        return float(rows.sum()) / pairs
     sq = (m * m).sum(1)
     d2 = (sq[:, None] + sq[None, :] - 2 * m @ m.T).clamp_min(0)
     off = ~torch.eye(k, dtype=torch.bool, device=m.device)
@@ -118,3 +127,23 @@ def cdnv(stats: ClassStats) -> float:
         raise DegenerateError("cdnv is undefined: two classes have the same mean")
     ratio = (var[:, None] + var[None, :]) / (2 * d2)
     return float(ratio[off].mean())
+
+
+def cdnv_per_class(stats: ClassStats, dist_exp: float = 1.0) -> torch.Tensor:
+    r"""The CDNV of each class against all others: (K,) float64,
+    :math:`\operatorname{mean}_{c'\ne c} (\sigma_c^2+\sigma_{c'}^2)/(2\|\mu_c-\mu_{c'}\|^{2p})`
+    (its mean is :func:`cdnv`); computed in tiles.
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> x = torch.tensor([[1., 0.], [3., 0.], [-1., 0.], [-3., 0.]]); y = torch.tensor([0, 0, 1, 1])
+    >>> s = ClassStats(2, 2); s.update(x, y)
+    >>> cdnv_per_class(s).tolist()
+    [0.0625, 0.0625]
+    """
+    m = centred_means(stats)
+    k = stats.num_classes
+    if k < 2:
+        raise DegenerateError("cdnv needs at least 2 classes")
+    rows, _ = large_k.cdnv_rows(m, stats.class_ss / stats.counts.to(F64), dist_exp)
+    return rows / (k - 1)
