@@ -83,14 +83,15 @@ class Moments:
 def pair_values(
     u: torch.Tensor, fn: Callable[[torch.Tensor, slice, slice], torch.Tensor]
 ) -> Moments:
-    """Moments of fn(U_i U_j^T, i, j) over the pairs c < c' of the rows of ``u``, in tiles."""
+    """Moments of fn(U_i U_j^T, i, j) over the pairs c < c' of the rows of ``u``, in tiles (a diagonal
+    tile passes ``fn`` only its pairs c < c', flattened)."""
     mom = Moments()
     k = u.shape[0]
     for i, j in pair_tiles(k):
-        v = fn(u[i] @ u[j].T, i, j)
-        if i == j:
-            v = v[torch.triu_indices(v.shape[0], v.shape[1], 1, device=v.device).unbind()]
-        mom.add(v.flatten())
+        c = u[i] @ u[j].T
+        if i == j:  # the pairs c < c' of a diagonal tile
+            c = c[torch.triu_indices(c.shape[0], c.shape[1], 1, device=c.device).unbind()]
+        mom.add(fn(c, i, j).flatten())
     return mom
 
 
@@ -102,7 +103,9 @@ def frame_distance(a: torch.Tensor, b: torch.Tensor, kind: str, what: str) -> fl
         raise DegenerateError("a simplex ETF needs at least 2 classes")
     norm2 = float(((a.T @ a) * (b.T @ b)).sum())
     if norm2 <= 0.0:
-        raise DegenerateError(f"the Gram matrix of {what} is zero: its normalised form is undefined")
+        raise DegenerateError(
+            f"the Gram matrix of {what} is zero: its normalised form is undefined"
+        )
     norm = math.sqrt(norm2)
     tr = float((a * b).sum())
     if kind == "etf":
