@@ -32,7 +32,7 @@ def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
     try:
         x, y, w = _data()
         shard = slice(rank * 150, 400 if rank == world - 1 else (rank + 1) * 150)  # unequal shards
-        s = ClassStats(4, 10, per_class_scatter=True)
+        s = ClassStats(4, 10, per_class_scatter=True, scatter="full")
         s.update(x[shard], y[shard])
         s.all_reduce()
         s.decision_pass(x[shard], y[shard], w)
@@ -58,7 +58,7 @@ def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
 def test_all_reduce_two_gloo_processes(tmp_path):
     mp.spawn(_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
     x, y, w = _data()
-    s = ClassStats(4, 10, per_class_scatter=True)
+    s = ClassStats(4, 10, per_class_scatter=True, scatter="full")
     s.update(x, y)
     s.decision_pass(x, y, w)
     expected = collapse_metrics(s, w)
@@ -77,7 +77,7 @@ def test_all_reduce_two_gloo_processes(tmp_path):
 
 def test_all_reduce_is_a_noop_without_distributed():
     x, y, _ = _data()
-    s = ClassStats(4, 10)
+    s = ClassStats(4, 10, scatter="full")
     s.update(x, y)
     before = s.scatter.clone()
     s.all_reduce()

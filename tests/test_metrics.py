@@ -39,7 +39,7 @@ def random_problem(g, n=300, d=12, k=5, spread=3.0, dtype=torch.float64):
 
 def full_metrics(x, y, k, w=None, b=None, mode="stream", **kw):
     if mode == "stream":
-        s = ClassStats(k, x.shape[1])
+        s = ClassStats(k, x.shape[1], scatter="full")
         for i in range(0, len(y), 77):
             s.update(x[i : i + 77], y[i : i + 77])
     else:
@@ -89,7 +89,7 @@ def test_low_dimension_skips_kappa(rng):
 
 
 def stats_of(x, y, k):
-    s = ClassStats(k, x.shape[1])
+    s = ClassStats(k, x.shape[1], scatter="full")
     s.update(x, y)
     return s
 
@@ -271,7 +271,7 @@ def test_rank_follows_input_precision():
     mu = torch.randn(k, 2, generator=g, dtype=torch.float64) @ basis * 10  # rank 2 (+ mean)
     y = torch.arange(400) % k
     x = (mu[y] + 1e-3 * torch.randn(400, d, generator=g, dtype=torch.float64)).float()
-    s32 = ClassStats(k, d)
+    s32 = ClassStats(k, d, scatter="full")
     s32.update(x, y)
     assert nc1_rank(s32) <= 3
     assert math.isfinite(nc1(s32))

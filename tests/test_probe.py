@@ -103,7 +103,7 @@ def test_context_manager_observe():
                 probe.observe(x, y)
     res = probe.result()
     h, y = all_features(model, data)
-    s = ClassStats(3, 16)
+    s = ClassStats(3, 16, scatter="full")
     s.update(h, y)
     assert res.to_dict()["fc:input"]["nc1"] == pytest.approx(collapse_metrics(s)["nc1"], rel=1e-10)
 

@@ -161,10 +161,10 @@ def test_missing_classes_speak_of_num_classes():
 
 def test_skip_reasons_speak_of_the_probe():
     res = CollapseProbe(Res(), ["layer4", "fc:input"], 3, classifier="fc").run(pairs())
-    layer4 = res.skipped()["layer4"]
+    layer4 = res.skipped["layer4"]
     assert "decision_pass" not in " ".join(layer4.values())
     assert "classifier=" in layer4["nc3_cos"] and "'fc:input'" in layer4["nc3_cos"]
     one = CollapseProbe(Res(), ["layer4"], 3).run(pairs(), second_pass=False)
-    reasons = one.skipped()["layer4"]
+    reasons = one.skipped["layer4"]
     assert "decision_pass" not in " ".join(reasons.values())
     assert "second_pass" in reasons["ncc_acc"]

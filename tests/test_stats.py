@@ -29,7 +29,7 @@ def assert_same(a: ClassStats, b: ClassStats, rtol=1e-12):
 
 def test_matches_reference_moments():
     x, y = problem()
-    s = ClassStats(6, 16)
+    s = ClassStats(6, 16, scatter="full")
     for i in range(0, 500, 64):
         s.update(x[i : i + 64], y[i : i + 64])
     mu, _, _, sw, _ = ref_stats(x.numpy(), y.numpy(), 6)
@@ -40,9 +40,12 @@ def test_matches_reference_moments():
 
 def test_merge_of_two_halves_equals_one_pass():
     x, y = problem(1)
-    whole = ClassStats(6, 16, per_class_scatter=True)
+    whole = ClassStats(6, 16, per_class_scatter=True, scatter="full")
     whole.update(x, y)
-    a, b = ClassStats(6, 16, per_class_scatter=True), ClassStats(6, 16, per_class_scatter=True)
+    a, b = (
+        ClassStats(6, 16, per_class_scatter=True, scatter="full"),
+        ClassStats(6, 16, per_class_scatter=True, scatter="full"),
+    )
     a.update(x[:180], y[:180])
     b.update(x[180:], y[180:])
     a.merge(b)
@@ -60,19 +63,19 @@ def test_merge_of_two_halves_equals_one_pass():
 
 def test_merge_with_missing_classes_and_empty():
     x, y = problem(2)
-    a = ClassStats(6, 16)
+    a = ClassStats(6, 16, scatter="full")
     a.update(x[y < 3], y[y < 3])
-    b = ClassStats(6, 16)
+    b = ClassStats(6, 16, scatter="full")
     b.update(x[y >= 3], y[y >= 3])
-    a.merge(b).merge(ClassStats(6, 16))
-    whole = ClassStats(6, 16)
+    a.merge(b).merge(ClassStats(6, 16, scatter="full"))
+    whole = ClassStats(6, 16, scatter="full")
     whole.update(x, y)
     assert_same(a, whole)
 
 
 def test_from_features_equals_streaming():
     x, y = problem(3)
-    stream = ClassStats(6, 16)
+    stream = ClassStats(6, 16, scatter="full")
     stream.update(x, y)
     full = ClassStats.from_features(x, y, scatter="full", chunk_rows=37)
     assert_same(full, stream)
@@ -80,7 +83,7 @@ def test_from_features_equals_streaming():
     assert sub.scatter_mode == "subspace"
     assert nc1(sub) == pytest.approx(nc1(stream), rel=1e-11)
     with pytest.raises(DataError, match="scatter='subspace'"):
-        ClassStats(6, 16).merge(sub)
+        ClassStats(6, 16, scatter="full").merge(sub)
     # more data clears the second pass: nc1 then says it needs one
     sub.update(x[:10], y[:10])
     with pytest.raises(DegenerateError, match="second pass"):
@@ -108,7 +111,7 @@ def test_from_features_falls_back_to_explicit_deviations_near_collapse():
 
 def test_streaming_subspace_two_passes():
     x, y = problem(10)
-    full = ClassStats(6, 16)
+    full = ClassStats(6, 16, scatter="full")
     sub = ClassStats(6, 16, scatter="subspace")
     for i in range(0, 500, 100):
         full.update(x[i : i + 100], y[i : i + 100])
@@ -127,7 +130,7 @@ def test_streaming_subspace_two_passes():
 
 def test_save_load_round_trip(tmp_path):
     x, y = problem(4)
-    s = ClassStats(6, 16, per_class_scatter=True)
+    s = ClassStats(6, 16, per_class_scatter=True, scatter="full")
     s.update(x, y)
     s.decision_pass(x, y, torch.randn(6, 16, dtype=torch.float64))
     s.save(tmp_path / "s.pt")
@@ -147,7 +150,7 @@ def test_save_load_round_trip(tmp_path):
 def test_every_input_dtype_is_accumulated_in_float64(dtype):
     x, y = problem(5)
     xq = x.to(dtype)
-    s = ClassStats(6, 16)
+    s = ClassStats(6, 16, scatter="full")
     s.update(xq, y)
     assert s.means.dtype == s.scatter.dtype == s.class_ss.dtype == torch.float64
     # exact for the values as stored in the low precision
@@ -164,7 +167,7 @@ def test_collapsed_regime_stays_exact():
     mu = 1000 + torch.randn(k, d, generator=g, dtype=torch.float64)
     x32 = (mu[y] + 1e-4 * torch.randn(n, d, generator=g, dtype=torch.float64)).float()
     exact = ref_metrics(x32.double().numpy(), y.numpy(), k)["nc1"]  # float64 truth of stored values
-    s = ClassStats(k, d)
+    s = ClassStats(k, d, scatter="full")
     for i in range(0, n, 500):
         s.update(x32[i : i + 500], y[i : i + 500])
     assert nc1(s) == pytest.approx(exact, rel=1e-6)
@@ -183,7 +186,7 @@ def test_collapsed_regime_stays_exact():
 
 def test_reset_and_repr():
     x, y = problem(7)
-    s = ClassStats(6, 16)
+    s = ClassStats(6, 16, scatter="full")
     s.update(x, y)
     s.reset()
     assert s.num_samples == 0 and float(s.scatter.abs().sum()) == 0.0
@@ -192,7 +195,7 @@ def test_reset_and_repr():
 
 def test_device_is_adopted_from_first_batch():
     x, y = problem(8)
-    s = ClassStats(6, 16)
+    s = ClassStats(6, 16, scatter="full")
     assert s.device is None
     s.update(x, y)
     assert s.device == x.device and s.means.device == x.device
@@ -213,7 +216,7 @@ def test_device_is_adopted_from_first_batch():
     ],
 )
 def test_bad_input_is_a_clear_error(features, labels, match):
-    s = ClassStats(3, 4)
+    s = ClassStats(3, 4, scatter="full")
     with pytest.raises(DataError, match=match):
         s.update(features, labels)
 
@@ -227,21 +230,21 @@ def test_from_features_without_samples_needs_num_classes():
 
 def test_bad_constructor_and_merge():
     with pytest.raises(DataError):
-        ClassStats(0, 3)
+        ClassStats(0, 3, scatter="full")
     with pytest.raises(DataError, match="cannot merge"):
-        ClassStats(3, 4).merge(ClassStats(3, 5))
+        ClassStats(3, 4, scatter="full").merge(ClassStats(3, 5, scatter="full"))
 
 
 def test_decision_pass_requires_final_means_and_is_cleared_by_update():
     x, y = problem(9)
-    s = ClassStats(6, 16)
+    s = ClassStats(6, 16, scatter="full")
     s.update(x, y)
     s.decision_pass(x, y)
     assert "ncc_acc" in collapse_metrics(s)
     s.update(x[:5], y[:5])
     m = collapse_metrics(s)
     assert "ncc_acc" not in m and "second pass" in m.skipped["ncc_acc"]
-    empty = ClassStats(7, 16)
+    empty = ClassStats(7, 16, scatter="full")
     empty.update(x, y)
     with pytest.raises(DegenerateError, match="no samples"):
         empty.decision_pass(x, y)
@@ -251,20 +254,23 @@ def test_in_place_accumulation_keeps_objects_apart():
     """Scatters are updated in place and batches go through shared scratch buffers: statistics
     fed alternately, or split off by drop_empty, must not see each other's data."""
     x, y = problem(12)
-    a, b = ClassStats(6, 16, per_class_scatter=True), ClassStats(6, 16, per_class_scatter=True)
+    a, b = (
+        ClassStats(6, 16, per_class_scatter=True, scatter="full"),
+        ClassStats(6, 16, per_class_scatter=True, scatter="full"),
+    )
     for i in range(0, 500, 50):  # alternate: both use the same workspace slots
         a.update(x[i : i + 50], y[i : i + 50])
         b.update(2 * x[i : i + 50] + 1, y[i : i + 50])
     ref_a, ref_b = (
-        ClassStats(6, 16, per_class_scatter=True),
-        ClassStats(6, 16, per_class_scatter=True),
+        ClassStats(6, 16, per_class_scatter=True, scatter="full"),
+        ClassStats(6, 16, per_class_scatter=True, scatter="full"),
     )
     ref_a.update(x, y)
     ref_b.update(2 * x + 1, y)
     assert_same(a, ref_a)
     assert_same(b, ref_b)
     torch.testing.assert_close(a.class_scatter, ref_a.class_scatter, rtol=1e-11, atol=1e-10)
-    c = ClassStats(8, 16)
+    c = ClassStats(8, 16, scatter="full")
     c.update(x, y)  # classes 6 and 7 empty
     kept, dropped = c.drop_empty()
     assert dropped == [6, 7]
@@ -301,7 +307,7 @@ def test_a_zero_feature_skips_nc3_cos_but_keeps_the_other_decisions(tmp_path):
     x = torch.tensor([[1.0, 0.0], [2.0, 0.0], [0.0, 3.0], [0.0, 0.0]], dtype=torch.float64)
     y = torch.tensor([0, 0, 1, 1])
     w = torch.eye(2, dtype=torch.float64)
-    s = ClassStats(2, 2)
+    s = ClassStats(2, 2, scatter="full")
     s.update(x, y)
     s.decision_pass(x, y, w)
     m = collapse_metrics(s, weights=w)

@@ -133,16 +133,17 @@ def check_classifier_shapes(weights, bias, k: int, d: int) -> None:
 
 
 def check_classifier(
-    weights, bias, k: int, d: int, device
+    weights, bias, k: int, d: int, device, nonzero_rows: bool = True
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Validated float64 copies of a (K, D) classifier and its optional (K,) bias."""
+    """Validated float64 copies of a (K, D) classifier and its optional (K,) bias; ``nonzero_rows``:
+    refuse a zero row (cosines with it are undefined)."""
     check_classifier_shapes(weights, bias, k, d)
     w = weights.detach().to(device, F64)
     b = bias.detach().to(device, F64) if bias is not None else None
     check_finite(w, "weights")
     if b is not None:
         check_finite(b, "bias")
-    if bool((w.norm(dim=1) == 0).any()):
+    if nonzero_rows and bool((w.norm(dim=1) == 0).any()):
         raise DegenerateError("a classifier row is zero: cosines with it are undefined")
     return w, b
 

@@ -7,12 +7,13 @@ One module per family — :mod:`.variability` (NC1), :mod:`.geometry` (NC2), :mo
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 
 from ..errors import DegenerateError
-from ..stats import ClassStats
 from ._common import GlobalMean
 from .decision import accuracy, nc3_cos, nc4, ncc_acc
 from .duality import nc3, nc3_of, nc3_wh
@@ -29,6 +30,9 @@ from .geometry import (
 )
 from .variability import cdnv, nc1, nc1_rank, nc1_trace
 from .weights import NegativityStats, balancedness, negativity
+
+if TYPE_CHECKING:
+    from ..stats import ClassStats
 
 __all__ = [
     "CANONICAL_KEYS",
@@ -81,41 +85,56 @@ CANONICAL_KEYS = (
 
 
 class Metrics(dict):
-    """A dict of metric values; ``skipped`` maps the keys that did not apply to the reason."""
+    """A dict of metric values; ``skipped`` maps the keys that did not apply to the reason.
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.skipped: dict[str, str] = {}
+    ``skipped`` survives ``m.copy()``, ``copy.copy``, ``copy.deepcopy`` and pickling (each copy
+    gets its own ``skipped``). ``dict(m)`` is, by definition, a plain dict of the values only:
+    keep the reasons with ``m.to_dict()`` (``{"metrics": ..., "skipped": ...}``, JSON-ready) and
+    rebuild with :meth:`from_dict`.
 
-
-def collapse_metrics(
-    stats: ClassStats,
-    weights: torch.Tensor | None = None,
-    bias: torch.Tensor | None = None,
-    global_mean: GlobalMean = "class",
-    keys: tuple[str, ...] | None = None,
-) -> Metrics:
-    """Every canonical metric that applies to these statistics (and classifier).
-
-    Keys needing the classifier (``nc2_w_*``, ``nc3``, ``nc3_of``) appear when ``weights`` is given;
-    ``nc3_cos``, ``nc4``, ``ncc_acc`` and ``acc`` appear after :meth:`ClassStats.decision_pass`.
-    A key that is undefined for these statistics (e.g. ``nc2_kappa`` with D < K) is left out and its
-    reason recorded in ``result.skipped``; no value is ever NaN. An empty class is an error
-    (:class:`~nclab.errors.DegenerateError`); drop such classes with ``stats.drop_empty()``.
-    ``bias`` is only used by the decision pass (NC4) and is accepted here for symmetry.
-
-    >>> import torch
-    >>> from nclab import ClassStats
-    >>> x = torch.randn(200, 8); y = torch.arange(200) % 4
-    >>> w = torch.randn(4, 8)
-    >>> m = collapse_metrics(ClassStats.from_features(x, y, weights=w), weights=w)
-    >>> len(m), m.skipped
-    (16, {})
-    >>> s = ClassStats(4, 8); s.update(x, y)  # one streaming pass, no second pass
-    >>> sorted(collapse_metrics(s, weights=w).skipped)
-    ['acc', 'nc3_cos', 'nc4', 'ncc_acc']
+    >>> m = Metrics({"nc1": 0.5}, skipped={"nc3": "needs the classifier"})
+    >>> m.copy().skipped, m.to_dict()
+    ({'nc3': 'needs the classifier'}, {'metrics': {'nc1': 0.5}, 'skipped': {'nc3': 'needs the classifier'}})
+    >>> Metrics.from_dict(m.to_dict()) == m, Metrics.from_dict(m.to_dict()).skipped == m.skipped
+    (True, True)
     """
-    stats.check_nonempty()
+
+    def __init__(self, *args, skipped: dict[str, str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.skipped: dict[str, str] = dict(skipped or {})
+
+    def copy(self) -> Metrics:
+        return type(self)(self, skipped=self.skipped)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo) -> Metrics:
+        return type(self)(copy.deepcopy(dict(self), memo), skipped=copy.deepcopy(self.skipped))
+
+    def __reduce__(self):
+        return (type(self), (dict(self),), {"skipped": dict(self.skipped)})
+
+    def to_dict(self) -> dict[str, dict]:
+        """``{"metrics": {key: value}, "skipped": {key: reason}}`` (plain dicts)."""
+        return {"metrics": dict(self), "skipped": dict(self.skipped)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Metrics:
+        """The inverse of :meth:`to_dict`."""
+        return cls(d.get("metrics", {}), skipped=d.get("skipped", {}))
+
+
+#: the keys computed from the classifier W (with the class means); the second-pass ones
+#: (nc3_cos, nc4, acc) need W given to the decision pass as well
+_NEEDS_W = ("nc2_w_etf", "nc2_w_of", "nc3", "nc3_of")
+_NO_W = (
+    "{key} needs the classifier: record it with ClassStats.from_features(..., weights=W, bias=b), "
+    "decision_pass(..., W, b) or stats.set_classifier(W, b), or pass weights=W here"
+)
+
+
+def _table(stats: ClassStats, weights, global_mean: GlobalMean) -> dict[str, Callable[[], float]]:
+    """key -> how to compute it; the keys of the classifier only when there is one."""
     table: dict[str, Callable[[], float]] = {
         "nc1": lambda: nc1(stats, global_mean),
         "nc1_trace": lambda: nc1_trace(stats, global_mean),
@@ -139,9 +158,49 @@ def collapse_metrics(
                 "nc3_of": lambda: nc3_of(stats, weights),
             }
         )
+    return table
+
+
+def collapse_metrics(
+    stats: ClassStats,
+    weights: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    global_mean: GlobalMean = "class",
+    keys: tuple[str, ...] | None = None,
+) -> Metrics:
+    """Every canonical metric that applies to these statistics (and classifier).
+
+    The classifier is the one the statistics recorded (``from_features(weights=W)``,
+    ``decision_pass(x, y, W, b)``, ``set_classifier``); ``weights``/``bias`` are only needed when
+    none is recorded, and must equal the recorded ones otherwise (a different W raises
+    :class:`~nclab.errors.DataError` instead of mixing two classifiers). Keys needing it
+    (``nc2_w_*``, ``nc3``, ``nc3_of``) are computed when there is one; ``nc3_cos``, ``nc4``,
+    ``ncc_acc`` and ``acc`` after :meth:`ClassStats.decision_pass`. A key that cannot be computed
+    (no classifier, no second pass, or undefined, e.g. ``nc2_kappa`` with D < K) is left out and
+    its reason recorded in ``result.skipped``; no value is ever NaN. An empty class is an error
+    (:class:`~nclab.errors.DegenerateError`); drop such classes with ``stats.drop_empty()``.
+    ``bias`` is only used by the decision pass (NC4). ``stats.compute(**kw)`` is the same call.
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> x = torch.randn(200, 8); y = torch.arange(200) % 4
+    >>> w = torch.randn(4, 8)
+    >>> m = collapse_metrics(ClassStats.from_features(x, y, weights=w))  # W recorded
+    >>> len(m), m.skipped
+    (16, {})
+    >>> s = ClassStats(4, 8); s.update(x, y)  # one streaming pass, no second pass, no W
+    >>> sorted(collapse_metrics(s).skipped)
+    ['acc', 'nc1', 'nc2_w_etf', 'nc2_w_of', 'nc3', 'nc3_cos', 'nc3_of', 'nc4', 'ncc_acc']
+    """
+    stats.check_nonempty()
+    weights, _ = stats.resolve_classifier(weights, bias)
+    table = _table(stats, weights, global_mean)
     out = Metrics()
     for key in CANONICAL_KEYS:
-        if key not in table or (keys is not None and key not in keys):
+        if keys is not None and key not in keys:
+            continue
+        if key not in table:
+            out.skipped[key] = _NO_W.format(key=key)
             continue
         try:
             out[key] = table[key]()

@@ -5,13 +5,15 @@ Argument checks live in :mod:`nclab.validation` (e.g. :func:`~nclab.validation.c
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import torch
 
 from ..errors import DataError, DegenerateError
-from ..stats import ClassStats
 from ..validation import F64
+
+if TYPE_CHECKING:
+    from ..stats import ClassStats
 
 GlobalMean = Literal["class", "sample"]
 
@@ -62,3 +64,12 @@ def etf_target(k: int, device=None) -> torch.Tensor:
 def of_target(k: int, device=None) -> torch.Tensor:
     """I / sqrt(K): the normalised Gram matrix of K orthonormal vectors."""
     return torch.eye(k, dtype=F64, device=device) / math.sqrt(k)
+
+
+def rank_rtol(stats: ClassStats, rows: int, cols: int) -> float:
+    """Relative singular-value tolerance for the class-mean matrix: max(rows, cols) * eps_input.
+
+    The statistics are float64, but they cannot be more precise than the features they came from,
+    so ``eps`` is the unit roundoff of the lowest input precision seen (numpy's matrix_rank rule).
+    """
+    return max(rows, cols) * stats.eps if math.isfinite(stats.eps) else 0.0

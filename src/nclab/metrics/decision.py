@@ -8,8 +8,12 @@ pass for you.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import DegenerateError
-from ..stats import ClassStats
+
+if TYPE_CHECKING:
+    from ..stats import ClassStats
 
 
 def _decision(stats: ClassStats, key: str, needs_classifier: bool) -> float:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
-from ..stats import ClassStats
 from ..validation import check_matrix
 from . import large_k
 from ._common import GlobalMean, centred_means, class_means, etf_target, frob
+
+if TYPE_CHECKING:
+    from ..stats import ClassStats
 
 
 def nc3(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "class") -> float:

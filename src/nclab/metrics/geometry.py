@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
 
 from ..errors import DegenerateError
-from ..stats import ClassStats
 from ..validation import check_matrix
 from . import large_k
 from ._common import (
@@ -18,6 +18,9 @@ from ._common import (
     frame_distance,
     of_target,
 )
+
+if TYPE_CHECKING:
+    from ..stats import ClassStats
 
 
 def etf_distance(a: torch.Tensor) -> float:

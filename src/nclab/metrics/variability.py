@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
 from ..errors import DegenerateError
-from ..stats import ClassStats, rank_rtol
 from . import large_k
-from ._common import F64, GlobalMean, centred_means
+from ._common import F64, GlobalMean, centred_means, rank_rtol
+
+if TYPE_CHECKING:
+    from ..stats import ClassStats
 
 
 def nc1(stats: ClassStats, global_mean: GlobalMean = "class", rtol: float | None = None) -> float:
@@ -27,10 +31,10 @@ def nc1(stats: ClassStats, global_mean: GlobalMean = "class", rtol: float | None
     >>> import torch
     >>> from nclab import ClassStats
     >>> x = torch.tensor([[1., 0.], [3., 0.], [-1., 0.], [-3., 0.]]); y = torch.tensor([0, 0, 1, 1])
-    >>> s = ClassStats(2, 2); s.update(x, y)
+    >>> s = ClassStats.from_features(x, y)
     >>> nc1(s)  # Sigma_W = diag(1, 0), Sigma_B = diag(4, 0): tr(Sigma_W Sigma_B^+) / K = (1/4) / 2
     0.125
-    >>> t = ClassStats(2, 2); t.update(x[[0, 0, 2, 2]], y)  # features equal to their class means
+    >>> t = ClassStats(2, 2, scatter="full"); t.update(x[[0, 0, 2, 2]], y)  # one pass; h = mu_y
     >>> nc1(t)
     0.0
     """

@@ -15,6 +15,7 @@ from ..metrics import collapse_metrics
 from ..stats import ClassStats
 from . import _guards as guards
 from ._batches import BatchReader, Getter, to_device
+from ._cache import CACHE_BUDGET, FeatureCache, second_pass_mode
 from ._pooling import check_reduce, pool, token_keep, token_rows
 from ._result import ProbeResult, first_pass_decisions, reword_skipped
 from ._taps import BoundTap, Tap, bind, find_module
@@ -212,7 +213,7 @@ class CollapseProbe:
                 self._detach()
         self._new_stats(feats, scatter, why)
         for tap, x, y in feats:
-            with _naming(tap, index):
+            with guards.naming(tap, index):
                 tap.stats.update(x, y)
         self._observed += 1
         return feats
@@ -220,9 +221,13 @@ class CollapseProbe:
     def _decide(self, batch: Any, index: int, device, check: guards.PassCheck | None) -> None:
         with guards.Modes(self.model, self.eval_mode):
             feats = self._features(batch, None, index, device)
+        self._decide_features(feats, index, check)
+
+    def _decide_features(self, feats: list[tuple], index: int, check) -> None:
+        """The second pass of one batch's features (the classifier's W, b on its input tap)."""
         w, b = self._classifier_params()
         for tap, x, y in feats:
-            with _naming(tap, index):
+            with guards.naming(tap, index):
                 clf = tap.is_classifier
                 tap.stats.decision_pass(x, y, w if clf else None, b if clf else None)
             if check is not None and check.name == tap.name:
@@ -255,52 +260,89 @@ class CollapseProbe:
         self,
         loader: Iterable,
         device: torch.device | str | None = None,
-        second_pass: bool = True,
+        second_pass: bool | Literal["reread", "cache"] = True,
         max_batches: int | None = None,
         distributed: bool = True,
         progress: bool = True,
+        cache_budget: int | str = CACHE_BUDGET,
     ) -> ProbeResult:
         """Stream ``loader`` through the model and compute the metrics.
 
         Batches are ``(inputs, labels[, ...])``, dicts or anything ``forward=``/``labels=`` read.
         The model runs in eval mode (``eval_mode``) under ``torch.no_grad()``; every module's mode is
-        restored afterwards. The second pass reads the loader again: it warns when a DataLoader
-        shuffles and when the second pass saw different data. Under ``torch.distributed`` each
-        rank streams its shard and the statistics are all-reduced, so every rank returns the same
-        numbers as one process over all the data.
-        """
-        from ..progress import track
+        restored afterwards. ``second_pass`` (``nc1`` with ``scatter="subspace"``, ``nc3_cos``,
+        ``nc4``, ``ncc_acc``):
 
+        * ``True`` / ``"reread"`` (default): read the loader again. It warns when a DataLoader
+          shuffles and when the second pass saw different data (augmentation, ``drop_last``);
+        * ``"cache"``: read the loader once and run the second pass on the pooled features kept in
+          memory (at most ``cache_budget`` bytes, e.g. ``"2GB"``; refused beyond it): both passes
+          see the same draw, so a training loader that augments gives consistent one-draw values,
+          and a deterministic one exactly the numbers of ``"reread"``;
+        * ``False``: one pass, no second pass (the full D x D scatter for ``nc1``; ``nc3_cos`` and
+          ``acc`` with the classifier; no ``nc4``, ``ncc_acc``).
+
+        Under ``torch.distributed`` each rank streams its shard and the statistics are
+        all-reduced, so every rank returns the same numbers as one process over all the data.
+        """
+        mode = second_pass_mode(second_pass)
         for tap in self.taps:
             tap.stats = tap.clf_sums = None
-        # "subspace" needs the second pass; without it keep the full scatter ("none" stays none)
-        first_scatter = self.scatter if (second_pass or self.scatter != "subspace") else "full"
-        why = "full" if self.scatter == "full" else "one-pass"
-        if second_pass:
+        cache = FeatureCache(cache_budget) if mode == "cache" else None
+        if mode == "reread":
             guards.warn_if_loader_varies(loader)
         self._attach()
         try:
             with torch.no_grad():
-                for i, batch in enumerate(track(loader, "probe: statistics", enabled=progress)):
-                    if max_batches is not None and i >= max_batches:
-                        break
-                    self._observed = i
-                    feats = self._observe(batch, None, device, first_scatter, why)
-                    if not second_pass:
-                        self._classify_first_pass(feats)
-                if any(t.stats is None for t in self.taps):
-                    raise DataError("the loader yielded no batches")
+                self._first_pass(loader, device, mode, max_batches, progress, cache)
                 if distributed:
                     for tap in self.taps:
                         tap.stats.all_reduce()
                         if tap.clf_sums is not None:
-                            _all_reduce_sum(tap.clf_sums)
+                            guards.all_reduce_sum(tap.clf_sums)
                 self._check_classes()
-                if second_pass:
+                if mode == "reread":
                     self._second_pass(loader, device, max_batches, distributed, progress)
+                elif mode == "cache":
+                    self._cached_second_pass(cache, distributed)
         finally:
             self._detach()
+        self._record_classifier()
         return self.result()
+
+    def _first_pass(self, loader, device, mode, max_batches, progress, cache) -> None:
+        from ..progress import track
+
+        # "subspace" needs the second pass; without it keep the full scatter ("none" stays none)
+        first_scatter = self.scatter if (mode or self.scatter != "subspace") else "full"
+        why = "full" if self.scatter == "full" else "one-pass"
+        for i, batch in enumerate(track(loader, "probe: statistics", enabled=progress)):
+            if max_batches is not None and i >= max_batches:
+                break
+            self._observed = i
+            feats = self._observe(batch, None, device, first_scatter, why)
+            if cache is not None:
+                cache.add(feats, i)
+            if mode is None:
+                self._classify_first_pass(feats)
+        if any(t.stats is None for t in self.taps):
+            raise DataError("the loader yielded no batches")
+
+    def _cached_second_pass(self, cache: FeatureCache, distributed: bool) -> None:
+        for i, feats in enumerate(cache.batches):
+            self._decide_features(feats, i, None)
+        cache.clear()
+        if distributed:
+            for tap in self.taps:
+                tap.stats.all_reduce_second_pass()
+
+    def _record_classifier(self) -> None:
+        """The classifier's W, b recorded on its input tap's statistics (the second pass already
+        did; without it, here), so that ``result.stats[layer].compute()`` gives the same metrics."""
+        w, b = self._classifier_params()
+        for tap in self.taps:
+            if w is not None and tap.is_classifier and tap.stats.weights is None:
+                tap.stats.set_classifier(w, b)
 
     def _second_pass(self, loader, device, max_batches, distributed, progress) -> None:
         from ..progress import track
@@ -314,7 +356,7 @@ class CollapseProbe:
             for tap in self.taps:
                 tap.stats.all_reduce_second_pass()
             if check.sums is not None:
-                _all_reduce_sum(check.sums)
+                guards.all_reduce_sum(check.sums)
         check.verify(next(t.stats for t in self.taps if t.name == check.name))
 
     def _check_classes(self) -> None:
@@ -338,34 +380,13 @@ class CollapseProbe:
                 raise DataError(f"layer {tap.name!r} has seen no data")
             if tap is self.taps[0]:
                 self._check_classes()
-            clf = tap.is_classifier
+            # the classifier recorded on the statistics, else (observe() alone) the model's own
+            clf = tap.is_classifier and tap.stats.weights is None
             m = collapse_metrics(
                 tap.stats, w if clf else None, b if clf else None, global_mean=self.global_mean
             )
-            if clf and tap.clf_sums is not None and tap.stats.decision.n == 0:
+            if tap.is_classifier and tap.clf_sums is not None and tap.stats.decision.n == 0:
                 first_pass_decisions(m, tap.clf_sums)
             reword_skipped(m, tap, self.classifier)
             metrics[tap.name], stats[tap.name] = m, tap.stats
         return ProbeResult(metrics, stats)
-
-
-class _naming:
-    """Context manager: a DataError raised inside names the layer and the batch."""
-
-    def __init__(self, tap: BoundTap, index: int):
-        self.tap, self.index = tap, index
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind, exc, tb) -> bool:
-        if isinstance(exc, DataError) and not str(exc).startswith("layer "):
-            raise DataError(f"layer {self.tap.name!r}, batch {self.index}: {exc}") from exc
-        return False
-
-
-def _all_reduce_sum(t: torch.Tensor) -> None:
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        dist.all_reduce(t)

@@ -101,7 +101,8 @@ def warn_if_loader_varies(loader: Iterable) -> None:
         f"the probe's loader shuffles (RandomSampler){dropped}: the second pass (nc1 with "
         "scatter='subspace', nc3_cos, nc4, ncc_acc) needs the same samples as the first, and a "
         "training loader usually augments them too; measure on an evaluation loader (shuffle=False, "
-        "no augmentation) or run(second_pass=False)",
+        "no augmentation), or read it once: run(second_pass='cache') keeps the pooled features in "
+        "memory for the second pass (or second_pass=False: no second pass)",
         UserWarning,
         stacklevel=3,
     )
@@ -145,7 +146,30 @@ class PassCheck:
             f"the second pass saw different data from the first (layer {self.name!r}: {what}): "
             "the loader augments, shuffles with drop_last, or the model is not deterministic in "
             "its mode; nc1 (subspace), nc3_cos, nc4 and ncc_acc mix two draws. Measure on a "
-            "deterministic evaluation loader or run(second_pass=False)",
+            "deterministic evaluation loader, or use run(second_pass='cache') (one read, the "
+            "second pass from the features kept in memory) or run(second_pass=False)",
             UserWarning,
             stacklevel=4,
         )
+
+
+class naming:
+    """Context manager: a DataError raised inside names the layer and the batch."""
+
+    def __init__(self, tap, index: int):
+        self.tap, self.index = tap, index
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if isinstance(exc, DataError) and not str(exc).startswith("layer "):
+            raise DataError(f"layer {self.tap.name!r}, batch {self.index}: {exc}") from exc
+        return False
+
+
+def all_reduce_sum(t: torch.Tensor) -> None:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.all_reduce(t)

@@ -14,7 +14,10 @@ from ._taps import BoundTap
 
 @dataclass
 class ProbeResult:
-    """Metrics per layer (``to_dict()``: ``{layer: {metric: value}}``) and the statistics behind them."""
+    """Metrics per layer (``to_dict()``: ``{layer: {metric: value}}``), the reasons for the metrics
+    left out (``skipped``: ``{layer: {metric: reason}}``) and the statistics behind them (``stats``,
+    each with the classifier it was measured with: ``stats[layer].compute()`` gives the metrics
+    again)."""
 
     metrics: dict[str, Metrics]
     stats: dict[str, ClassStats]
@@ -22,7 +25,10 @@ class ProbeResult:
     def to_dict(self) -> dict[str, dict[str, float]]:
         return {layer: dict(m) for layer, m in self.metrics.items()}
 
+    @property
     def skipped(self) -> dict[str, dict[str, str]]:
+        """``{layer: {metric: reason}}`` for the metrics a layer could not compute (layers with
+        none left out)."""
         return {layer: dict(m.skipped) for layer, m in self.metrics.items() if m.skipped}
 
     def to_pandas(self):

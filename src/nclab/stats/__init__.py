@@ -13,14 +13,19 @@ whatever the input dtype and on the device of the features:
 * the pooled within-class scatter :math:`S_W=\\sum_i (h_i-\\mu_{y_i})(h_i-\\mu_{y_i})^\\top`
   (not divided by N), in one of three forms chosen by ``scatter``:
 
-  - ``"full"`` (default): the D x D matrix ``scatter``, accumulated by :meth:`update` in one pass
-    (O(N D^2) work);
-  - ``"subspace"``: only :math:`Q^\\top S_W Q` for an orthonormal basis Q of the span of the class
-    means, accumulated by the second pass :meth:`decision_pass` (O(N D K) work). This is all that
+  - ``"subspace"`` (the default of ``ClassStats(...)``, ``from_features`` and the probe alike):
+    only :math:`Q^\\top S_W Q` for an orthonormal basis Q of the span of the class means,
+    accumulated by the second pass :meth:`decision_pass` (O(N D K) work). This is all that
     ``nc1`` needs, and far cheaper for wide features; it needs the data twice;
+  - ``"full"``: the D x D matrix ``scatter``, accumulated by :meth:`update` in one pass
+    (O(N D^2) work and D^2 memory). Needed when the data can be read only once (statistics
+    gathered during training, a stream), for ``per_class_scatter`` and for code that reads
+    ``stats.scatter`` itself;
   - ``"none"``: no scatter (``nc1`` unavailable; every other metric works);
 
-* optionally ``class_scatter`` (K, D, D) with ``per_class_scatter=True``.
+* optionally ``class_scatter`` (K, D, D) with ``per_class_scatter=True``;
+* the classifier ``weights`` (K, D) and ``bias`` (K) it was measured with, when given (see
+  :meth:`ClassStats.set_classifier`): :meth:`ClassStats.compute` and ``collapse_metrics`` use them.
 
 Batches are merged with Chan et al.'s pairwise update: a batch is centred on its own class means
 (themselves computed relative to the first sample of each class), then combined with a rank-one
@@ -34,15 +39,15 @@ in ``"subspace"`` mode, the projected scatter.
 >>> import torch
 >>> g = torch.Generator().manual_seed(0)
 >>> x = torch.randn(100, 5, generator=g); y = torch.arange(100) % 4
->>> s = ClassStats(4, 5)
+>>> s = ClassStats(4, 5, scatter="full")
 >>> s.update(x[:50], y[:50]); s.update(x[50:], y[50:])
->>> t = ClassStats(4, 5); t.update(x, y)
+>>> t = ClassStats(4, 5, scatter="full"); t.update(x, y)
 >>> torch.allclose(s.scatter, t.scatter) and torch.allclose(s.means, t.means)
 True
 """
 
-from ._core import SCATTER_MODES, ClassStats, ScatterMode, rank_rtol
+from ._core import SCATTER_MODES, ClassStats, ScatterMode
 from ._in_memory import CANCEL
 from ._second_pass import DecisionStats
 
-__all__ = ["CANCEL", "SCATTER_MODES", "ClassStats", "DecisionStats", "ScatterMode", "rank_rtol"]
+__all__ = ["CANCEL", "SCATTER_MODES", "ClassStats", "DecisionStats", "ScatterMode"]

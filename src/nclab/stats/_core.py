@@ -7,18 +7,19 @@ format in :mod:`._persist`; the docstring of :mod:`nclab.stats` describes the st
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import torch
 
-from .. import distributed
 from .._kernels import batch_stats
 from ..errors import DataError, DegenerateError
-from ..validation import F64, check_batch, check_classifier, input_eps
-from . import _in_memory, _persist
+from ..validation import F64, check_batch, input_eps
+from . import _classifier, _in_memory, _persist, _ranks
 from . import _second_pass as second
+
+if TYPE_CHECKING:
+    from ..metrics import Metrics
 
 ScatterMode = Literal["full", "subspace", "none"]
 SCATTER_MODES = ("full", "subspace", "none")
@@ -31,9 +32,13 @@ class ClassStats:
         num_classes: K.
         dim: feature dimension D.
         device: where the statistics live; ``None`` adopts the device of the first batch.
-        scatter: ``"full"`` (D x D, one pass), ``"subspace"`` (projected on the class means, filled
-            by the second pass) or ``"none"``; see the module docstring.
+        scatter: ``"subspace"`` (default, everywhere: the scatter projected on the class means,
+            filled by the second pass, O(N D K)), ``"full"`` (D x D, one pass, O(N D^2): for data
+            read only once) or ``"none"``; see the module docstring.
         per_class_scatter: also keep the K x D x D per-class scatter matrices (``"full"`` only).
+        weights, bias: the classifier (K x D, K) the statistics are measured with, recorded (see
+            :meth:`set_classifier`); also recorded when given to ``from_features`` or
+            ``decision_pass``.
     """
 
     def __init__(
@@ -41,8 +46,10 @@ class ClassStats:
         num_classes: int,
         dim: int,
         device: torch.device | str | None = None,
-        scatter: ScatterMode = "full",
+        scatter: ScatterMode = "subspace",
         per_class_scatter: bool = False,
+        weights: torch.Tensor | None = None,
+        bias: torch.Tensor | None = None,
     ):
         if not isinstance(num_classes, int) or num_classes < 1:
             raise DataError(f"num_classes must be a positive integer, got {num_classes!r}")
@@ -51,15 +58,21 @@ class ClassStats:
         if scatter not in SCATTER_MODES:
             raise DataError(f"scatter must be one of {SCATTER_MODES}, got {scatter!r}")
         if per_class_scatter and scatter != "full":
-            raise DataError("per_class_scatter=True needs scatter='full'")
+            raise DataError(
+                "per_class_scatter=True needs scatter='full' (the default is 'subspace')"
+            )
         self.num_classes = num_classes
         self.dim = dim
         self.scatter_mode: ScatterMode = scatter
         self.per_class_scatter = per_class_scatter
         self.eps = torch.finfo(F64).eps  # precision of the inputs seen so far
+        self.weights: torch.Tensor | None = None  # the classifier (see set_classifier)
+        self.bias: torch.Tensor | None = None
         self._alloc(torch.device(device) if device is not None else torch.device("cpu"))
         if device is None:
             self.device = None  # adopt the first batch's device
+        if weights is not None or bias is not None:
+            self.set_classifier(weights, bias)
 
     # --- state -------------------------------------------------------------------------------
     def _alloc(self, device: torch.device) -> None:
@@ -73,6 +86,9 @@ class ClassStats:
         self.class_scatter = (
             torch.zeros(K, D, D, dtype=F64, device=device) if self.per_class_scatter else None
         )
+        if self.weights is not None:  # the classifier follows the statistics' device
+            self.weights = self.weights.to(device)
+            self.bias = self.bias.to(device) if self.bias is not None else None
         self._clear_second_pass()
 
     def _clear_second_pass(self) -> None:
@@ -84,8 +100,9 @@ class ClassStats:
         self._svd = None  # see centred_svd()
 
     def reset(self) -> None:
-        """Forget every sample (keeps K, D, device and options)."""
+        """Forget every sample and the classifier (keeps K, D, device and options)."""
         self.eps = torch.finfo(F64).eps
+        self.weights = self.bias = None
         self._alloc(self.device or torch.device("cpu"))
 
     @property
@@ -156,7 +173,8 @@ class ClassStats:
     def merge(self, other: ClassStats) -> ClassStats:
         """Merge another ``ClassStats`` of the same shape into this one (in place); returns self.
 
-        The second pass is cleared (it depends on the final means) and must be redone.
+        The second pass is cleared (it depends on the final means) and must be redone. A classifier
+        recorded on either side is kept; recorded on both, it must be the same (else DataError).
         """
         if not isinstance(other, ClassStats):
             raise DataError(f"can only merge ClassStats, got {type(other).__name__}")
@@ -165,6 +183,7 @@ class ClassStats:
                 f"cannot merge statistics of shape (K={other.num_classes}, D={other.dim}) into "
                 f"(K={self.num_classes}, D={self.dim})"
             )
+        _classifier.merge(self, other)  # one classifier: the same on both sides, or one side's
         if other.num_samples == 0:
             return self
         if self.scatter is not None and other.scatter is None:
@@ -197,23 +216,57 @@ class ClassStats:
         (``ncc_acc``), with a classifier (``weights`` K x D, ``bias`` K) also ``nc3_cos``, ``nc4`` and
         ``acc``, and in ``scatter="subspace"`` mode the within-class scatter projected on the span
         of the class means (for ``nc1``). Call it over all N samples; a later ``update`` or ``merge``
-        clears it.
+        clears it. The classifier is recorded on the first batch that has one (and checked on
+        every later one); once recorded, batches without ``weights`` use it.
         """
         check_batch(features, labels, self.dim, self.num_classes)
         self.check_nonempty()
         dev = self.device
         dec = self.decision
         w = b = None
-        if weights is not None:
-            w, b = check_classifier(weights, bias, self.num_classes, self.dim, dev)
+        if weights is not None or self.weights is not None:
             if dec.n and not dec.has_classifier:
                 raise DataError(
                     "decision_pass: earlier batches had no classifier, this one has one"
                 )
+            if self.weights is not None:  # what is not given is the recorded classifier's
+                weights = self.weights if weights is None else weights
+                bias = self.bias if bias is None else bias
+            w, b = _classifier.record(self, weights, bias, "decision_pass", cosines=True)
             dec.has_classifier = True
-        elif dec.n and dec.has_classifier:
-            raise DataError("decision_pass: earlier batches used a classifier, this one has none")
+        elif bias is not None:
+            raise DataError("decision_pass: bias given without weights")
         second.from_batch(self, features.detach().to(dev), labels.to(dev), w, b)
+
+    def set_classifier(self, weights: torch.Tensor, bias: torch.Tensor | None = None) -> None:
+        """Record the classifier (W: K x D, b: K) these statistics are measured with.
+
+        Kept as float64 copies and used by :meth:`compute` / ``collapse_metrics`` and the second
+        pass, so W is given once. Setting the same pair again is a no-op; a different one raises
+        :class:`~nclab.errors.DataError` (one ClassStats, one classifier).
+        """
+        _classifier.record(self, weights, bias)
+
+    def resolve_classifier(self, weights=None, bias=None) -> tuple[torch.Tensor | None, ...]:
+        """(W, b) to measure with: the recorded pair, else the given one (not recorded); given and
+        recorded must be equal (else :class:`~nclab.errors.DataError`)."""
+        return _classifier.resolve(self, weights, bias)
+
+    def compute(self, **kwargs) -> Metrics:
+        """The collapse metrics of these statistics: ``collapse_metrics(self, **kwargs)``.
+
+        Uses the recorded classifier; keys that need one (or the second pass) and cannot be
+        computed are in ``result.skipped`` with the reason.
+
+        >>> import torch
+        >>> x = torch.randn(90, 6); y = torch.arange(90) % 3
+        >>> m = ClassStats.from_features(x, y, weights=torch.randn(3, 6)).compute()
+        >>> "nc3" in m and "nc4" in m, m.skipped
+        (True, {})
+        """
+        from ..metrics import collapse_metrics
+
+        return collapse_metrics(self, **kwargs)
 
     def centred_svd(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """(mu_G, M, U, s): the mean of the class means, the K x D centred means M = mu - mu_G and
@@ -238,7 +291,7 @@ class ClassStats:
                 raise DegenerateError(
                     "nc1 with scatter='subspace' needs the second pass over all samples: call "
                     f"stats.decision_pass(features, labels) (it has seen {self.pass2_count} of "
-                    f"{self.num_samples})"
+                    f"{self.num_samples}), or measure with scatter='full' to get nc1 in one pass"
                 )
             a = self.basis.T @ q
             return a.T @ self.basis_scatter @ a
@@ -271,7 +324,7 @@ class ClassStats:
         >>> import torch
         >>> x = torch.randn(300, 16); y = torch.arange(300) % 3
         >>> a = ClassStats.from_features(x, y)
-        >>> b = ClassStats(3, 16); b.update(x, y)
+        >>> b = ClassStats(3, 16, scatter="full"); b.update(x, y)  # one pass
         >>> from nclab.metrics import nc1
         >>> abs(nc1(a) - nc1(b)) < 1e-10
         True
@@ -289,20 +342,7 @@ class ClassStats:
         after the last ``update`` and before the second pass; reduce the second pass with
         :meth:`all_reduce_second_pass`. A no-op when ``torch.distributed`` is not initialised.
         """
-        if not distributed.is_initialized():
-            return self
-        if self.decision.n or self.pass2_count:
-            raise DataError(
-                "all_reduce() merges the first pass: call it before decision_pass, "
-                "then all_reduce_second_pass() after it"
-            )
-        if self.device is None:
-            self._alloc(torch.device("cpu"))
-        # FirstPass's fields are the names of the attributes it reduces
-        state = [getattr(self, field) for field in distributed.FirstPass._fields]
-        for field, value in distributed.reduce_first_pass(*state, group=group)._asdict().items():
-            setattr(self, field, value)
-        return self
+        return _ranks.all_reduce(self, group)
 
     def all_reduce_second_pass(self, group=None) -> ClassStats:
         """Sum the second-pass accumulators (decisions, projected scatter) over ranks.
@@ -310,20 +350,7 @@ class ClassStats:
         Every rank must have run :meth:`all_reduce` before its second pass, so that all ranks used
         the same means (and hence the same basis). A no-op without ``torch.distributed``.
         """
-        if not distributed.is_initialized():
-            return self
-        dev = self.device or torch.device("cpu")
-        dec = self.decision
-        flags = torch.tensor(
-            [float(dec.has_classifier), float(self.pass2_count)], dtype=F64, device=dev
-        )
-        vec = distributed.sum_over_ranks(torch.cat([dec.as_tensor(dev), flags]), group)
-        dec.load_tensor(vec[: len(dec.tensor_fields)])
-        dec.has_classifier = bool(vec[-2].item() > 0)
-        self.pass2_count = int(round(vec[-1].item()))
-        if self.basis_scatter is not None:
-            distributed.sum_over_ranks(self.basis_scatter, group)
-        return self
+        return _ranks.all_reduce_second_pass(self, group)
 
     # --- persistence -----------------------------------------------------------------------------
     _TENSORS = _persist.TENSORS
@@ -355,44 +382,14 @@ class ClassStats:
     def drop_empty(self) -> tuple[ClassStats, list[int]]:
         """Statistics restricted to the classes that have samples, and the dropped class indices.
 
-        The remaining classes are renumbered in order. The projected scatter of a completed second
-        pass is kept (it does not depend on the class numbering); the decisions are not.
+        The remaining classes are renumbered in order (and the rows of a recorded classifier with
+        them). The projected scatter of a completed second pass is kept (it does not depend on the
+        class numbering); the decisions are not.
         """
-        keep = self.nonempty()
-        dropped = (~keep).nonzero().flatten().tolist()
-        if not bool(keep.any()):
-            raise DegenerateError("no class has any sample")
-        out = ClassStats(
-            int(keep.sum()),
-            self.dim,
-            device=self.device,
-            scatter=self.scatter_mode,
-            per_class_scatter=self.per_class_scatter,
-        )
-        out.counts, out.means, out.class_ss = (
-            self.counts[keep],
-            self.means[keep],
-            self.class_ss[keep],
-        )
-        # copies: both objects may go on accumulating in place
-        out.scatter = self.scatter.clone() if self.scatter is not None else None
-        out.class_scatter = self.class_scatter[keep] if self.class_scatter is not None else None
-        out.basis, out.pass2_count = self.basis, self.pass2_count
-        out.basis_scatter = self.basis_scatter.clone() if self.basis_scatter is not None else None
-        out.eps = self.eps
-        return out, dropped
+        return _persist.drop_empty(self)
 
     def __repr__(self) -> str:
         return (
             f"ClassStats(num_classes={self.num_classes}, dim={self.dim}, "
             f"samples={self.num_samples}, scatter={self.scatter_mode!r}, device={self.device})"
         )
-
-
-def rank_rtol(stats: ClassStats, rows: int, cols: int) -> float:
-    """Relative singular-value tolerance for the class-mean matrix: max(rows, cols) * eps_input.
-
-    The statistics are float64, but they cannot be more precise than the features they came from,
-    so ``eps`` is the unit roundoff of the lowest input precision seen (numpy's matrix_rank rule).
-    """
-    return max(rows, cols) * stats.eps if math.isfinite(stats.eps) else 0.0

@@ -18,14 +18,15 @@ from typing import TYPE_CHECKING
 import torch
 
 from .._kernels import class_means, gram, scratch_f64, sq_norms, workspace
+from ..errors import DataError
 from ..validation import (
     F64,
-    check_classifier,
     check_features,
     check_labels,
     infer_num_classes,
     input_eps,
 )
+from . import _classifier
 from . import _second_pass as second
 
 if TYPE_CHECKING:
@@ -57,8 +58,10 @@ def from_features(
         return stats
     stats.eps = max(stats.eps, input_eps(features.dtype))
     w = b = None
-    if weights is not None:
-        w, b = check_classifier(weights, bias, num_classes, d, features.device)
+    if weights is not None:  # recorded: collapse_metrics(stats) measures with it
+        w, b = _classifier.record(stats, weights, bias, "from_features", cosines=True)
+    elif bias is not None:
+        raise DataError("from_features: bias given without weights")
     y = labels.to(features.device)
     rows = chunk_rows or max(64, min(n, (1 << 20) // max(d, 1)))  # ~8 MB float64 chunks
     # pass 1: counts and means (float64 sums: the means are accurate to ~eps |x|, which moves every

@@ -1,4 +1,5 @@
-"""Saving and loading :class:`~nclab.stats.ClassStats` (``state_dict``, ``save``, ``load``)."""
+"""Saving and loading :class:`~nclab.stats.ClassStats` (``state_dict``, ``save``, ``load``) and its
+restriction to the non-empty classes (``drop_empty``)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,24 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..errors import DataError
+from ..errors import DataError, DegenerateError
 from ._second_pass import DecisionStats
 
 if TYPE_CHECKING:
     from ._core import ClassStats
 
 #: the tensor fields of a ClassStats (None when absent), saved as they are
-TENSORS = ("counts", "means", "class_ss", "scatter", "class_scatter", "basis", "basis_scatter")
+TENSORS = (
+    "counts",
+    "means",
+    "class_ss",
+    "scatter",
+    "class_scatter",
+    "basis",
+    "basis_scatter",
+    "weights",
+    "bias",
+)
 
 
 def state_dict(stats: ClassStats) -> dict:
@@ -57,8 +68,38 @@ def load(
         scatter=meta["scatter_mode"],
         per_class_scatter=meta["per_class_scatter"],
     )
-    for k, v in tensors.items():
+    for k, v in tensors.items():  # files from before the classifier was recorded have no W, b
         setattr(stats, k, v.to(stats.device) if v is not None else None)
     stats.eps, stats.pass2_count = meta["eps"], meta["pass2_count"]
     stats.decision = DecisionStats(has_classifier=meta["has_classifier"], **meta["decision"])
     return stats
+
+
+def drop_empty(stats: ClassStats) -> tuple[ClassStats, list[int]]:
+    """See :meth:`ClassStats.drop_empty`."""
+    keep = stats.nonempty()
+    dropped = (~keep).nonzero().flatten().tolist()
+    if not bool(keep.any()):
+        raise DegenerateError("no class has any sample")
+    out = type(stats)(
+        int(keep.sum()),
+        stats.dim,
+        device=stats.device,
+        scatter=stats.scatter_mode,
+        per_class_scatter=stats.per_class_scatter,
+    )
+    out.counts, out.means, out.class_ss = (
+        stats.counts[keep],
+        stats.means[keep],
+        stats.class_ss[keep],
+    )
+    # copies: both objects may go on accumulating in place
+    out.scatter = stats.scatter.clone() if stats.scatter is not None else None
+    out.class_scatter = stats.class_scatter[keep] if stats.class_scatter is not None else None
+    out.basis, out.pass2_count = stats.basis, stats.pass2_count
+    out.basis_scatter = stats.basis_scatter.clone() if stats.basis_scatter is not None else None
+    if stats.weights is not None:  # the classifier's rows follow their classes
+        out.weights = stats.weights[keep.to(stats.weights.device)]
+        out.bias = stats.bias[keep.to(stats.bias.device)] if stats.bias is not None else None
+    out.eps = stats.eps
+    return out, dropped
