@@ -1,5 +1,7 @@
-"""The deep-ln figure: NC1/NC2/NC3, the objective and ‖w_k‖ against depth beside the GUFM optimum,
-and NC1 during training of every depth (first seed)."""
+"""The deep-ln figure, on log–log axes as the paper's Figure 1: NC1, NC2 of W_L, NC3 (1 - mean
+cosine), NC2 of the class means and the gap to the GUFM optimum against depth (each titled with its
+fitted slope), the objective and ‖w_k‖ beside the GUFM optimum, and NC1 during training of every
+depth (first seed)."""
 
 from __future__ import annotations
 
@@ -21,18 +23,27 @@ def draw(summary: dict, by_depth: dict[int, dict], histories: dict[int, list], f
         sd = [(by_depth[d].get("std") or {}).get(key) for d in depths]
         return (xs, ys, sd if all(s is not None for s in sd) else None)
 
-    nc2 = "NC2 (ETF)" if summary["loss"] == "ce" else "NC2 (OF)"
-    nc3 = "NC3" if summary["loss"] == "ce" else "NC3 (OF)"
+    frame = "ETF" if summary["loss"] == "ce" else "OF"
     theory_obj = [by_depth[d]["theory"]["objective"] for d in depths]
     theory_w = [by_depth[d]["theory"]["w_norm"] for d in depths]
-    common = {"xlabel": "depth L", "logx": True, "xticks": xs}
+    common = {"xlabel": "depth L (log)", "logx": True, "xticks": xs}
+    slope = summary.get("slopes", {})
+
+    def nc(key: str, label: str) -> Panel:
+        s = (slope.get(key) or {}).get("mean")
+        title = label + (f", slope {s:.2f}" if s is not None else "")
+        return Panel(title, {"measured": series(key)}, logy=True, **common)
+
     panels = [
-        Panel("NC1 of X_L", {"measured": series("nc1")}, logy=True, **common),
-        Panel(nc2, {"measured": series("nc2")}, logy=True, **common),
-        Panel(nc3, {"measured": series("nc3_match")}, logy=True, **common),
+        nc("nc1", "NC1 of X_L"),
+        nc("nc2_w", f"NC2 of W_L ({frame})"),
+        nc("nc3_cos_dist", "NC3 = 1 - mean cos(x_i, w_yi)"),
+        nc("nc2", f"NC2 of the class means ({frame})"),
+        nc("objective_gap", "objective - L*_GUFM"),
         Panel(
             "objective vs the GUFM optimum",
             {"trained network": series("objective"), "L*_GUFM (theory)": (xs, theory_obj)},
+            logy=True,
             **common,
         ),
         Panel(
@@ -50,7 +61,7 @@ def draw(summary: dict, by_depth: dict[int, dict], histories: dict[int, list], f
         f"deep-ln: {summary['block'].upper()}, {summary['loss'].upper()}, width "
         f"{summary['width']}, {summary['data']}"
     )
-    return [save_panels(Path(folder) / "depth.png", panels, title, ncols=3)]
+    return [save_panels(Path(folder) / "depth.png", panels, title, ncols=4)]
 
 
 def draw_from_dir(run_dir: RunDir) -> list[Path]:

@@ -21,7 +21,12 @@ def fit_loss(
 
 @torch.no_grad()
 def measure(model, x, y, xt, yt, lam: float, loss: str, theory) -> dict[str, Any]:
-    """The trained network's objective (float64), collapse of X_L and accuracy."""
+    """The trained network's objective (float64), collapse of X_L and accuracy.
+
+    Besides the canonical metrics of X_L, the two the paper plots: ``nc2_w`` (the distance of the
+    head W_L to the GUFM's frame: a simplex ETF for CE, an orthogonal frame for MSE) and
+    ``nc3_cos_dist`` = 1 - (1/N) Σ_i cos(x_i, w_{y_i}) (0 at collapse).
+    """
     from ... import ClassStats, collapse_metrics
 
     K = model.head.out_features
@@ -35,11 +40,14 @@ def measure(model, x, y, xt, yt, lam: float, loss: str, theory) -> dict[str, Any
     stats = ClassStats.from_features(h, y, num_classes=K, weights=w)
     m = collapse_metrics(stats, w)
     d = h.shape[1]
-    keys = ("nc1", "nc1_trace", "nc2_etf", "nc2_of", "nc3", "nc3_of", "nc4", "cdnv")
-    out: dict[str, Any] = {k: m.get(k) for k in keys}
+    keys = ("nc1", "nc1_trace", "nc2_etf", "nc2_of", "nc2_w_etf", "nc2_w_of", "nc3", "nc3_of")
+    out: dict[str, Any] = {k: m.get(k) for k in (*keys, "nc3_cos", "nc4", "cdnv")}
     out.update(
         nc2=m.get("nc2_etf" if loss == "ce" else "nc2_of"),
         nc3_match=m.get("nc3" if loss == "ce" else "nc3_of"),
+        # the paper's NC2 and NC3: W_L against the GUFM's frame, 1 - mean cos(x_i, w_{y_i})
+        nc2_w=m.get("nc2_w_etf" if loss == "ce" else "nc2_w_of"),
+        nc3_cos_dist=1.0 - m["nc3_cos"] if "nc3_cos" in m else None,
         objective=fit + reg,
         gufm_objective=fit + reg_head,  # L_GUFM(W_L, X_L) <= objective
         objective_gap=fit + reg - theory.objective,

@@ -6,7 +6,54 @@ from __future__ import annotations
 import math
 from typing import Any
 
-TREND_KEYS = ("nc1", "nc2", "nc3_match", "objective_gap", "w_norm_gap")
+TREND_KEYS = ("nc1", "nc2", "nc2_w", "nc3_match", "nc3_cos_dist", "objective_gap", "w_norm_gap")
+#: the metrics whose power law in depth is fitted (the paper's Figure 1: NC1, NC2 of W_L, NC3)
+SLOPE_KEYS = ("nc1", "nc2", "nc2_w", "nc3_match", "nc3_cos_dist", "objective_gap")
+
+
+def loglog_slope(xs: list[float], ys: list[float]) -> float | None:
+    """Least-squares slope of log y against log x: the exponent a of y ≈ c·x^a.
+
+    None with fewer than two points with x > 0 and y > 0, finite (a metric of exactly 0 has no
+    logarithm: such points are left out, and with fewer than two left there is no slope).
+
+    >>> round(loglog_slope([2, 4, 8, 16], [1.0, 0.5, 0.25, 0.125]), 12)
+    -1.0
+    >>> loglog_slope([2, 4], [0.0, 1.0]) is None
+    True
+    """
+    pts = [
+        (math.log(a), math.log(b))
+        for a, b in zip(xs, ys, strict=True)
+        if a is not None and b is not None and a > 0 and b > 0 and math.isfinite(b)
+    ]
+    if len(pts) < 2 or len({p[0] for p in pts}) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx
+
+
+def slopes(by_depth: dict[int, dict]) -> dict[str, Any]:
+    """Per metric of :data:`SLOPE_KEYS`: the log–log slope against depth fitted on each seed's
+    networks separately, then its mean and (population) std over the seeds, and ``per_seed``."""
+    depths = sorted(by_depth)
+    seeds = [_units(by_depth[d]) for d in depths]
+    n = min(len(s) for s in seeds)
+    out: dict[str, Any] = {}
+    for k in SLOPE_KEYS:
+        per = [
+            loglog_slope(
+                [float(d) for d in depths], [seeds[j][i].get(k) for j in range(len(depths))]
+            )
+            for i in range(n)
+        ]
+        ok = [p for p in per if p is not None]
+        mean = sum(ok) / len(ok) if ok else None
+        std = math.sqrt(sum((p - mean) ** 2 for p in ok) / len(ok)) if ok else None
+        out[k] = {"mean": mean, "std": std, "per_seed": per}
+    return out
 
 
 def spearman(xs: list[float], ys: list[float]) -> float | None:
@@ -79,6 +126,7 @@ def summarize(cfg, by_depth: dict[int, dict]) -> dict[str, Any]:
         "wd_over_depth": cfg.train.wd_over_depth,
         "by_depth": rows,
         "trend": trend(by_depth),
+        "slopes": slopes(by_depth),
         "theory": {"first": by_depth[first]["theory"], "last": by_depth[last]["theory"]},
         "lower_bound_holds": all(m >= -tol for m in margins),
         "min_margin_to_gufm_optimum": min(margins),

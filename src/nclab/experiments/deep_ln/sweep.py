@@ -24,6 +24,12 @@ def run(cfg: DeepLNConfig, run_dir: RunDir) -> dict[str, Any]:
     t0 = time.perf_counter()
     device = resolve_device(cfg.device)
     data = load_data(cfg)
+    if cfg.mode == "monotone":
+        from .monotone import run as run_monotone
+
+        out = run_monotone(cfg, run_dir, data, device)
+        out["seconds"] = time.perf_counter() - t0
+        return out
     per_depth: dict[int, list[dict[str, Any]]] = {}
     histories: dict[int, list[list[dict[str, Any]]]] = {}
     for depth in sorted(set(cfg.depths)):

@@ -23,9 +23,12 @@ def build_model(cfg: DeepLNConfig, depth: int, data, in_dim: int) -> torch.nn.Mo
     from ...models.lnresnet import LNResNet, LNTransformer
 
     m, K = cfg.model, data.num_classes
-    if m.block in ("t11", "t12"):
-        vocab, seq_len = data.vocab, data.x_train.shape[1]
-        return LNTransformer(vocab, seq_len, m.width, depth, K, m.block)
+    if m.block in ("t11", "t12", "t11-pre"):
+        x = data.x_train
+        if x.is_floating_point():  # patches: N x T x token_dim
+            return LNTransformer(0, x.shape[1], m.width, depth, K, m.block, token_dim=x.shape[2])
+        pad = getattr(data, "pad_id", None)
+        return LNTransformer(data.vocab, x.shape[1], m.width, depth, K, m.block, pad_id=pad)
     return LNResNet(in_dim, m.width, depth, K, m.block)
 
 
@@ -51,14 +54,21 @@ class DepthTraining:
         torch.manual_seed(seed)
         x, self.y = data.x_train.to(device), data.y_train.to(device)
         xt, self.yt = data.x_test.to(device), data.y_test.to(device)
-        self.x, self.xt = x.flatten(1), xt.flatten(1)
-        self.model = build_model(cfg, depth, data, self.x.shape[1]).to(device)
+        self.x, self.xt = (x, xt) if x.dim() == 3 else (x.flatten(1), xt.flatten(1))
+        self.model = build_model(cfg, depth, data, self.x.shape[-1]).to(device)
         self.decayed = self.model.decayed_parameters()
         self.opt = make_optimizer(cfg, self.model.parameters())
         self.N = len(self.y)
         self.B = min(t.batch_size or self.N, self.N)
-        self.onehot = F.one_hot(self.y, K).to(self.x.dtype)
+        self.onehot = F.one_hot(self.y, K).float()
         self.gen = torch.Generator().manual_seed(seed + 7919)
+
+    def use_model(self, model: torch.nn.Module) -> None:
+        """Train ``model`` (e.g. a trained network embedded in a deeper one) from here on, with a
+        fresh optimiser."""
+        self.model = model.to(self.device)
+        self.decayed = self.model.decayed_parameters()
+        self.opt = make_optimizer(self.cfg, self.model.parameters())
 
     def state(self) -> TrainState:
         return TrainState(model=self.model, optimizer=self.opt, generators=self.gen)
@@ -88,12 +98,24 @@ class DepthTraining:
         )
 
 
-def train_unit(cfg: DeepLNConfig, depth: int, seed: int, data, unit: RunDir, device) -> dict:
-    """Train the depth-``depth`` network of seed ``seed`` in ``unit``; returns its summary (the
-    last measurement, λ and the GUFM optimum)."""
+def train_unit(
+    cfg: DeepLNConfig,
+    depth: int,
+    seed: int,
+    data,
+    unit: RunDir,
+    device,
+    model: torch.nn.Module | None = None,
+    epochs: int | None = None,
+) -> dict:
+    """Train the depth-``depth`` network of seed ``seed`` in ``unit`` (``model`` if given, a fresh
+    one otherwise) for ``epochs`` (default ``train.epochs``); returns its summary (the last
+    measurement, λ and the GUFM optimum). The unit keeps the trained weights in ``model.pt``."""
     u = DepthTraining(cfg, depth, seed, data, device)
+    if model is not None:
+        u.use_model(model)
     history = fit(
-        epochs=cfg.train.epochs,
+        epochs=cfg.train.epochs if epochs is None else epochs,
         train_epoch=u.train_epoch,
         evaluate=u.evaluate,
         log_every=cfg.log_every,
@@ -102,6 +124,7 @@ def train_unit(cfg: DeepLNConfig, depth: int, seed: int, data, unit: RunDir, dev
         checkpoint_every=cfg.checkpoint_every,
         description=f"deep-ln L={depth} seed={seed}",
     )
+    torch.save(u.model.state_dict(), unit.path / "model.pt")
     final = {k: v for k, v in history[-1].items() if k not in ("epoch", "train_objective")}
     return {
         "depth": depth,
