@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"stats", "metrics"},
     {"probe", "measure", "data", "curvature"},
     {"__init__"},  # `import nclab`: ClassStats, collapse_metrics, CollapseProbe
+    {"integrations"},  # Lightning, Hugging Face, torchmetrics (optional extras) over probe/stats
     {"models"},
     {"train"},
     {"report"},
