@@ -1,4 +1,4 @@
-"""``nclab measure PATH``: collapse metrics of saved features."""
+"""``nclab measure PATH...``: collapse metrics of saved features (one file or a sharded dump)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from ._app import JSON_OPT, app, console, emit_json
 
 @app.command()
 def measure(
-    path: Path = typer.Argument(
-        ...,
-        help=".npz or .pt file with features (N x D), labels (N), "
-        "optional weights (K x D) and bias (K).",
+    paths: list[Path] = typer.Argument(
+        None,
+        help="Feature files: one .npz or .pt with features (N x D), labels (N), optional weights "
+        "(K x D) and bias (K); or shards: several files, a directory or a glob of .npz, .pt, "
+        ".safetensors, <stem>.features.npy + <stem>.labels.npy (streamed in two passes).",
     ),
     num_classes: int = typer.Option(
         None, "--num-classes", "-k", help="K (default: rows of weights, else max label + 1)."
@@ -25,25 +26,79 @@ def measure(
     global_mean: str = typer.Option(
         "class", help="Global mean: 'class' (mean of class means) or 'sample' (mean of samples)."
     ),
+    workers: int = typer.Option(
+        1, "--workers", "-w", help="Processes measuring shards in parallel."
+    ),
+    backend: str = typer.Option("local", help="'local' (processes) or 'ray' (Ray tasks)."),
+    address: str = typer.Option(None, help="Ray cluster address (--backend ray)."),
+    save_stats: Path = typer.Option(
+        None, "--save-stats", help="Write the merged statistics (and classifier) to this file."
+    ),
+    stats: Path = typer.Option(
+        None, "--stats", help="Metrics from statistics saved by --save-stats (no features)."
+    ),
+    per_class: bool = typer.Option(
+        False, "--per-class", help="Also NC4 averaged per class and top-1/top-5 accuracy."
+    ),
+    memory: float = typer.Option(
+        None, "--memory-gb", help="Memory budget of one tile of pairwise / decision values (GB)."
+    ),
     json: bool = JSON_OPT,
 ) -> None:
     """Measure NC1-NC4, CDNV and the other collapse metrics of saved features."""
-    from ..measure import measure_file
+    if memory is not None:
+        from .._kernels import set_memory_budget
 
-    result = measure_file(
-        path, num_classes=num_classes, drop_empty=drop_empty, global_mean=global_mean
+        set_memory_budget(int(memory * 2**30))
+    sharding = dict(workers=workers, backend=backend, address=address, save_stats=save_stats)
+    result, where = _measure(
+        paths,
+        stats,
+        per_class,
+        sharding,
+        num_classes=num_classes,
+        drop_empty=drop_empty,
+        global_mean=global_mean,
     )
     if json:
         emit_json(result)
-        return
+    else:
+        _print(result, where)
+
+
+def _measure(paths, stats, per_class: bool, sharding: dict, **common):
+    """(result, what was measured): saved statistics, one file in memory, or shards."""
+    from ..errors import DataError
+
+    if stats is not None:
+        if paths:
+            raise DataError("give either feature files or --stats FILE, not both")
+        from ..measure import measure_saved
+
+        return measure_saved(stats, global_mean=common["global_mean"]), str(stats)
+    if not paths:
+        raise DataError("nclab measure needs feature files (or --stats FILE)")
+    from ..measure import measure_file, measure_paths
+
+    where = " ".join(map(str, paths))
+    one = len(paths) == 1 and paths[0].is_file() and paths[0].suffix in (".npz", ".pt", ".pth")
+    plain = sharding["workers"] == 1 and sharding["backend"] == "local"
+    if one and plain and sharding["save_stats"] is None and not per_class:
+        return measure_file(paths[0], **common), where
+    return measure_paths(paths, per_class=per_class, **sharding, **common), where
+
+
+def _print(result: dict, where: str) -> None:
     from ..tables import kv_table
 
     c = console()
     c.print(
-        f"[bold]{path}[/]: N={result['num_samples']}, K={result['num_classes']}, D={result['dim']}"
+        f"[bold]{where}[/]: N={result['num_samples']}, K={result['num_classes']}, D={result['dim']}"
     )
     if result.get("dropped_classes"):
         c.print(f"dropped empty classes: {result['dropped_classes']}")
+    if result.get("empty_shards"):
+        c.print(f"empty shards: {', '.join(result['empty_shards'])}")
     c.print(kv_table(result["metrics"], title="collapse metrics"))
     for key, why in result.get("skipped", {}).items():
         c.print(f"[dim]{key}: not computed ({why})[/]")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..threads import start_ray
 
 
 @dataclass(frozen=True)
@@ -157,24 +158,7 @@ def _run_pool(jobs, todo, results, workers, threads, pbar) -> None:
 
 
 def _run_ray(jobs, todo, results, workers, threads, address, pbar) -> None:
-    try:
-        import ray
-    except ImportError:
-        raise ConfigError(
-            "the ray backend needs Ray: pip install 'nclab[ray]' (or pip install ray)"
-        ) from None
-    started = False
-    if not ray.is_initialized():
-        kwargs: dict[str, Any] = {
-            "include_dashboard": False,
-            "log_to_driver": False,
-            "runtime_env": {"env_vars": {"NCLAB_PROGRESS": "0"}},
-        }
-        if address:
-            ray.init(address=address, **kwargs)
-        else:
-            ray.init(num_cpus=workers, **kwargs)
-        started = True
+    ray, started = start_ray(workers, address)
     try:
         remote = ray.remote(num_cpus=1)(run_job)
         refs = {remote.remote(jobs[i], threads): i for i in todo}

@@ -1,6 +1,10 @@
 """Measuring saved features (``nclab measure``): load a ``.npz`` / ``.pt`` file, validate its arrays
 (:func:`nclab.validation.check_labelled_features`), build :class:`~nclab.stats.ClassStats` and
-compute the collapse metrics."""
+compute the collapse metrics; or stream a sharded dump (:func:`measure_paths`: :mod:`.shards`
+reads the shards, :mod:`.passes` runs the two passes in one process, a process pool or Ray).
+
+Modules: :mod:`.shards` (finding, checking and reading shards), :mod:`.passes` (the passes and
+their executors), :mod:`.sharded` (:func:`measure_paths`, saved statistics)."""
 
 from __future__ import annotations
 
@@ -9,10 +13,20 @@ from typing import Any
 
 import torch
 
-from .errors import DataError
-from .metrics import collapse_metrics
-from .stats import ClassStats
-from .validation import check_labelled_features
+from ..errors import DataError
+from ..stats import ClassStats
+from ..validation import check_labelled_features
+from ._report import renumber, report
+from .sharded import measure_paths, measure_saved
+
+__all__ = [
+    "load_arrays",
+    "measure_arrays",
+    "measure_file",
+    "measure_paths",
+    "measure_saved",
+    "report",
+]
 
 KEYS = ("features", "labels", "weights", "bias")
 
@@ -73,38 +87,18 @@ def measure_arrays(
     dropped: list[int] = []
     if drop_empty:
         stats, dropped = stats.drop_empty()
-        labels, weights, bias = _renumber(dropped, num_classes, labels, weights, bias)
+        labels, weights, bias = renumber(dropped, num_classes, labels, weights, bias)
     if stats.num_classes < 2:
         raise DataError(
             f"collapse metrics need at least 2 classes with samples, got {stats.num_classes}"
         )
     stats.check_nonempty()
     stats.decision_pass(features, labels, weights, bias)
-    m = collapse_metrics(stats, weights, bias, global_mean=global_mean)
-    out: dict[str, Any] = {
-        "metrics": dict(m),
-        "num_samples": features.shape[0],
-        "num_classes": stats.num_classes,
-        "dim": features.shape[1],
-    }
-    if m.skipped:
-        out["skipped"] = m.skipped
+    out = report(stats, weights, bias, global_mean)
+    out["num_samples"] = features.shape[0]
     if drop_empty:
         out["dropped_classes"] = dropped
     return out
-
-
-def _renumber(dropped: list[int], num_classes: int, labels, weights, bias):
-    """Labels, classifier rows and bias restricted to the kept classes, renumbered in order (as
-    ``ClassStats.drop_empty`` renumbers the statistics)."""
-    if not dropped:
-        return labels, weights, bias
-    keep = torch.ones(num_classes, dtype=torch.bool)
-    keep[dropped] = False
-    remap = torch.cumsum(keep.long(), 0) - 1
-    weights = weights[keep] if weights is not None else None
-    bias = bias[keep] if bias is not None else None
-    return remap[labels], weights, bias
 
 
 def measure_file(path: str | Path, **kwargs: Any) -> dict[str, Any]:

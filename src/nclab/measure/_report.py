@@ -1,0 +1,54 @@
+"""What ``nclab measure`` reports: the canonical metrics and the extra ones, from statistics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ..errors import DegenerateError
+from ..metrics import collapse_metrics, nc3_wh
+from ..metrics.uniformity import gnc2
+from ..metrics.views import classifier_global_mean, unc3
+from ..stats import ClassStats
+
+
+def report(stats: ClassStats, weights, bias, global_mean: str = "class") -> dict[str, Any]:
+    """{"metrics": the canonical metrics and the extra ones (``nc3_wh``, ``gnc2``, ``unc3``,
+    ``logits_global_mean`` = ||W mu_G + b||), "skipped": why a key is missing, sizes}."""
+    m = collapse_metrics(stats, weights, bias, global_mean=global_mean)
+    metrics, skipped = dict(m), dict(m.skipped)
+    extra = {"gnc2": lambda: gnc2(stats, global_mean)}
+    if weights is not None:
+        extra.update(
+            nc3_wh=lambda: nc3_wh(stats, weights, global_mean),
+            unc3=lambda: unc3(stats, weights, global_mean),
+            logits_global_mean=lambda: classifier_global_mean(stats, weights, bias),
+        )
+    for key, fn in extra.items():
+        try:
+            metrics[key] = fn()
+        except DegenerateError as exc:
+            skipped[key] = str(exc)
+    out: dict[str, Any] = {"metrics": metrics, "num_classes": stats.num_classes, "dim": stats.dim}
+    if skipped:
+        out["skipped"] = skipped
+    return out
+
+
+def renumber(dropped: list[int], num_classes: int, labels, weights, bias):
+    """Labels, classifier rows and bias restricted to the kept classes, renumbered in order (as
+    ``ClassStats.drop_empty`` renumbers the statistics)."""
+    if not dropped:
+        return labels, weights, bias
+    keep, remap = kept_classes(dropped, num_classes)
+    weights = weights[keep] if weights is not None else None
+    bias = bias[keep] if bias is not None else None
+    return remap[labels], weights, bias
+
+
+def kept_classes(dropped: list[int], num_classes: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mask of the kept classes, map from old to new class numbers) after dropping ``dropped``."""
+    keep = torch.ones(num_classes, dtype=torch.bool)
+    keep[dropped] = False
+    return keep, torch.cumsum(keep.long(), 0) - 1

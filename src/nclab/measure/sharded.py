@@ -1,0 +1,137 @@
+"""``nclab measure PATH...`` over a sharded dump, and saved statistics (``--save-stats``/``--stats``).
+
+:func:`measure_paths` finds and checks the shards (:mod:`.shards`), runs pass 1 and pass 2
+(:mod:`.passes`) in this process, in ``workers`` processes or as Ray tasks, and reports the same
+metrics as :func:`nclab.measure.measure_arrays`. Memory: one chunk of rows per task, the K x D
+statistics, and the decisions in blocks of the memory budget; the dump is never loaded whole
+(``.npy``, ``.pt`` and ``.safetensors`` shards are memory-mapped or read by row slices).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .. import progress
+from ..errors import DataError
+from ..stats import ClassStats
+from ..validation import check_classifier
+from . import passes
+from ._report import kept_classes, report
+from .shards import find_shards, scan
+
+SAVED = "nclab-measure-stats"
+
+
+def measure_paths(
+    paths: list[str | Path],
+    num_classes: int | None = None,
+    drop_empty: bool = False,
+    global_mean: str = "class",
+    workers: int = 1,
+    backend: str = "local",
+    address: str | None = None,
+    save_stats: str | Path | None = None,
+    per_class: bool = False,
+    show_progress: bool = True,
+) -> dict[str, Any]:
+    """Collapse metrics of the features in the shards named by ``paths`` (files, directories, glob
+    patterns), streamed in two passes; the result does not depend on ``workers`` or ``backend``.
+
+    ``per_class=True`` adds the per-class decision views (NC4 per class, top-k accuracy).
+    ``save_stats`` writes the merged statistics and the classifier (see :func:`measure_saved`).
+    """
+    shards = find_shards(paths)
+    dim, weights, bias, top = scan(shards)
+    k = num_classes or (weights.shape[0] if weights is not None else top)
+    if k < 1 or top > k:
+        raise DataError(f"labels go up to {top - 1}, but K = {k} (--num-classes or weights rows)")
+    if weights is not None:
+        weights, bias = check_classifier(weights, bias, k, dim, torch.device("cpu"))
+    total = sum(sh.nbytes for sh in shards)
+    with passes.Executor(workers, backend, address) as ex:
+        with progress.bar("pass 1: shards", 2 * total, enabled=show_progress) as bar:
+            done = _advance(bar, shards, 1)
+            parts = ex.map(passes.first_pass, [(sh,) for sh in shards], (k, dim, None), done)
+            stats, dropped, remap, weights, bias = _merge_first(parts, drop_empty, weights, bias)
+            stats.check_nonempty()
+            passes.fix_basis(stats)
+            done = _advance(bar, shards, 2)
+            shared = (stats, weights, bias, remap, per_class)
+            parts = ex.map(passes.second_pass, [(sh,) for sh in shards], shared, done)
+    _reset_second(stats)
+    views = None
+    for p in parts:
+        views = passes.add_second(stats, p, views)
+    if save_stats is not None:
+        save(save_stats, stats, weights, bias, dropped)
+    out = report(stats, weights, bias, global_mean)
+    out.update(num_samples=stats.num_samples, shards=len(shards), bytes=total)
+    if drop_empty:
+        out["dropped_classes"] = dropped
+    empty = [sh.name for sh in shards if sh.rows == 0]
+    if empty:
+        out["empty_shards"] = empty
+    if views is not None:
+        out["metrics"].update(views.metrics())
+    return out
+
+
+def _merge_first(parts, drop_empty: bool, weights, bias):
+    """The pass-1 statistics merged in shard order, empty classes dropped if asked: (stats,
+    dropped classes, label remap or None, classifier rows kept)."""
+    stats = ClassStats(parts[0].num_classes, parts[0].dim, scatter="subspace")
+    for p in parts:
+        stats.merge(p)
+    dropped: list[int] = []
+    remap = None
+    if drop_empty:
+        k = stats.num_classes
+        stats, dropped = stats.drop_empty()
+        if dropped:
+            keep, remap = kept_classes(dropped, k)
+            weights = weights[keep] if weights is not None else None
+            bias = bias[keep] if bias is not None else None
+    if stats.num_classes < 2:
+        raise DataError(
+            f"collapse metrics need at least 2 classes with samples, got {stats.num_classes}"
+        )
+    return stats, dropped, remap, weights, bias
+
+
+def _advance(bar, shards, which: int):
+    def done(i: int) -> None:
+        bar.update(
+            shards[i].nbytes, info=f"pass {which}: {i + 1}/{len(shards)} {shards[i].path.name}"
+        )
+
+    return done
+
+
+def _reset_second(stats: ClassStats) -> None:
+    stats.decision = type(stats.decision)()
+    stats.basis_scatter, stats.pass2_count = None, 0
+
+
+def save(path, stats: ClassStats, weights, bias, dropped: list[int]) -> None:
+    """Write the statistics (readable by ``ClassStats.load``) with the classifier they were
+    measured with."""
+    state = stats.state_dict()
+    state[SAVED] = {"weights": weights, "bias": bias, "dropped_classes": dropped}
+    torch.save(state, Path(path))
+
+
+def measure_saved(path: str | Path, global_mean: str = "class") -> dict[str, Any]:
+    """The metrics of statistics written by ``measure_paths(save_stats=...)`` (``nclab measure
+    --stats FILE``): no features needed."""
+    stats = ClassStats.load(path)
+    extra = torch.load(Path(path), map_location="cpu", weights_only=True).get(SAVED)
+    if extra is None:
+        weights = bias = None
+    else:
+        weights, bias = extra["weights"], extra["bias"]
+    out = report(stats, weights, bias, global_mean)
+    out["num_samples"] = stats.num_samples
+    return out

@@ -1,0 +1,246 @@
+"""Feature dumps split into shards: finding them, checking them, reading them in row chunks.
+
+A shard is one of
+
+* a ``.npz`` file with arrays ``features`` (N x D), ``labels`` (N) and optional ``weights`` (K x D),
+  ``bias`` (K) (read whole: numpy cannot memory-map inside a zip);
+* a pair of ``.npy`` files ``<stem>.features.npy`` and ``<stem>.labels.npy`` (optional
+  ``<stem>.weights.npy``, ``<stem>.bias.npy``), memory-mapped;
+* a ``.pt`` / ``.pth`` file holding a dict of those tensors, memory-mapped (``torch.load(mmap=True)``);
+* a ``.safetensors`` file with those tensors, read by row slices.
+
+:func:`find_shards` expands files, directories and glob patterns; :func:`scan` opens every shard
+once, before any heavy work, and checks that it can be read and that all shards agree on D and on
+the classifier: a corrupt file is a :class:`~nclab.errors.DataError` naming it.
+"""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..errors import DataError
+
+KEYS = ("features", "labels", "weights", "bias")
+SUFFIXES = (".npz", ".npy", ".pt", ".pth", ".safetensors")
+
+
+@dataclass
+class Shard:
+    """One shard: its file(s), format, size and (after :func:`scan`) its row count and D."""
+
+    path: Path
+    kind: str  # "npz", "npy", "pt", "safetensors"
+    rows: int = 0
+    dim: int = 0
+    nbytes: int = 0
+    has_classifier: bool = False
+    extra: dict[str, Path] = field(default_factory=dict)  # the .npy pair's other files
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+
+def find_shards(paths: list[str | Path]) -> list[Shard]:
+    """The shards named by ``paths`` (files, directories, glob patterns), in sorted order per
+    argument; a ``.npy`` pair counts once (by its ``.features.npy`` file)."""
+    files: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            found = sorted(q for q in p.iterdir() if q.is_file() and q.suffix in SUFFIXES)
+        elif p.is_file():
+            found = [p]
+        else:
+            found = sorted(Path(q) for q in glob.glob(str(p)) if Path(q).is_file())
+            if not found:
+                if glob.has_magic(str(p)):
+                    raise DataError(f"no file matches {str(p)!r}")
+                raise DataError(f"file not found: {p}")
+        files.extend(found)
+    shards, seen = [], set()
+    for f in files:
+        if f in seen:
+            continue
+        seen.add(f)
+        shard = _shard_of(f)
+        if shard is not None:
+            shards.append(shard)
+    if not shards:
+        raise DataError(
+            f"no feature shards in {', '.join(map(str, paths))}: expected .npz, .pt, .safetensors "
+            "files or <stem>.features.npy + <stem>.labels.npy pairs"
+        )
+    return shards
+
+
+def _shard_of(f: Path) -> Shard | None:
+    name = f.name
+    if f.suffix == ".npz":
+        return Shard(f, "npz")
+    if f.suffix in (".pt", ".pth"):
+        return Shard(f, "pt")
+    if f.suffix == ".safetensors":
+        return Shard(f, "safetensors")
+    if f.suffix == ".npy":
+        for key in KEYS:
+            if name.endswith(f".{key}.npy"):
+                stem = name[: -len(f".{key}.npy")]
+                if key != "features":
+                    if not (f.parent / f"{stem}.features.npy").is_file():
+                        raise DataError(f"{f} has no matching {stem}.features.npy")
+                    return None
+                extra = {k: f.parent / f"{stem}.{k}.npy" for k in KEYS[1:]}
+                extra = {k: v for k, v in extra.items() if v.is_file()}
+                if "labels" not in extra:
+                    raise DataError(f"{f} has no matching {stem}.labels.npy")
+                return Shard(f, "npy", extra=extra)
+        raise DataError(f"{f}: a .npy shard must be named <stem>.features.npy (+ .labels.npy)")
+    raise DataError(f"unsupported file type {f.suffix!r} for {f}: use {', '.join(SUFFIXES)}")
+
+
+# --- opening a shard ---------------------------------------------------------------------------
+class Reader:
+    """Row access to an open shard: ``features(i, j)`` (a torch tensor of rows i:j), ``labels``,
+    ``weights``, ``bias`` (tensors or None)."""
+
+    def __init__(self, shard: Shard):
+        self.shard = shard
+        try:
+            self._open(shard)
+        except DataError:
+            raise
+        except Exception as exc:
+            raise DataError(f"cannot read shard {shard.name} as {shard.kind}: {exc}") from None
+        for key in ("features", "labels"):
+            if getattr(self, "_" + key) is None:
+                raise DataError(
+                    f"shard {shard.name} has no array {key!r}; expected features (N x D), labels "
+                    "(N), optional weights (K x D), bias (K)"
+                )
+
+    def _open(self, shard: Shard) -> None:
+        self._st = None
+        arrays: dict = {}
+        if shard.kind == "npz":
+            with np.load(shard.path, allow_pickle=False) as f:
+                arrays = {k: f[k] for k in f.files if k in KEYS}
+        elif shard.kind == "npy":
+            arrays = {"features": np.load(shard.path, mmap_mode="r", allow_pickle=False)}
+            for k, p in shard.extra.items():
+                arrays[k] = np.load(p, mmap_mode="r", allow_pickle=False)
+        elif shard.kind == "pt":
+            obj = torch.load(shard.path, map_location="cpu", weights_only=True, mmap=True)
+            if not isinstance(obj, dict):
+                raise DataError(
+                    f"shard {shard.name} must hold a dict of tensors with keys {KEYS}, "
+                    f"got {type(obj).__name__}"
+                )
+            arrays = {k: v for k, v in obj.items() if k in KEYS}
+        else:
+            from safetensors import safe_open
+
+            self._st = safe_open(str(shard.path), framework="pt")
+            names = set(self._st.keys())
+            arrays = {k: None for k in KEYS if k in names}
+        for k, v in arrays.items():
+            if isinstance(v, np.ndarray) and v.dtype.kind not in "biuf":
+                raise DataError(
+                    f"array {k!r} in shard {shard.name} has unsupported dtype {v.dtype}"
+                )
+        self._arrays = arrays
+        self._features = arrays.get("features", None) if "features" in arrays else None
+        if self._st is not None and "features" in arrays:
+            self._features = self._st.get_slice("features")
+        self._labels = None
+        if "labels" in arrays:
+            self._labels = self._tensor("labels")
+
+    def _tensor(self, key: str) -> torch.Tensor | None:
+        if key not in self._arrays:
+            return None
+        if self._st is not None:
+            return self._st.get_tensor(key)
+        v = self._arrays[key]
+        return torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v  # a copy
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        f = self._features
+        return tuple(f.get_shape()) if self._st is not None else tuple(f.shape)
+
+    @property
+    def labels(self) -> torch.Tensor:
+        return self._labels
+
+    def classifier(self) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        return self._tensor("weights"), self._tensor("bias")
+
+    def features(self, i: int, j: int) -> torch.Tensor:
+        """Rows i:j as a torch tensor (read from disk for memory-mapped formats)."""
+        f = self._features
+        try:
+            if self._st is not None:
+                return f[i:j]
+            if isinstance(f, np.ndarray):
+                return torch.from_numpy(np.array(f[i:j]))  # read from the map into memory
+            return f[i:j]
+        except Exception as exc:
+            raise DataError(f"cannot read rows {i}:{j} of shard {self.shard.name}: {exc}") from None
+
+    def chunks(self, rows: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        """(features, labels) in chunks of ``rows`` rows."""
+        n = self.shape[0]
+        for i in range(0, n, rows):
+            yield self.features(i, min(i + rows, n)), self._labels[i : i + rows]
+
+
+def scan(shards: list[Shard]) -> tuple[int, torch.Tensor | None, torch.Tensor | None, int]:
+    """Open every shard once and check it: features 2D, labels (N) integers, one D for all, one
+    classifier (from the shards that carry one; they must agree). Fills each shard's ``rows``,
+    ``dim``, ``nbytes``; returns (D, weights, bias, largest label + 1)."""
+    dim, weights, bias, src, top = None, None, None, None, 0
+    for sh in shards:
+        r = Reader(sh)
+        shape = r.shape
+        if len(shape) != 2:
+            raise DataError(f"features in shard {sh.name} must be 2D (N x D), got shape {shape}")
+        lab = r.labels
+        if lab.ndim != 1 or lab.shape[0] != shape[0]:
+            raise DataError(
+                f"labels in shard {sh.name} must have shape ({shape[0]},), got {tuple(lab.shape)}"
+            )
+        if lab.is_floating_point() or lab.is_complex():
+            raise DataError(f"labels in shard {sh.name} must be integers, got {lab.dtype}")
+        if dim is None:
+            dim = shape[1]
+        elif shape[1] != dim:
+            raise DataError(
+                f"shard {sh.name} has features of dimension {shape[1]}, the earlier shards {dim}"
+            )
+        sh.rows, sh.dim = shape[0], shape[1]
+        sh.nbytes = sum(p.stat().st_size for p in [sh.path, *sh.extra.values()])
+        if lab.numel():
+            if int(lab.min()) < 0:
+                raise DataError(f"labels in shard {sh.name} are negative (min {int(lab.min())})")
+            top = max(top, int(lab.max()) + 1)
+        w, b = r.classifier()
+        if w is not None:
+            sh.has_classifier = True
+            if weights is None:
+                weights, bias, src = w, b, sh.name
+            elif w.shape != weights.shape or not torch.equal(w, weights) or not _same(b, bias):
+                raise DataError(f"shard {sh.name} carries another classifier than shard {src}")
+    return dim, weights, bias, top
+
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and torch.equal(a, b)

@@ -1,0 +1,139 @@
+"""Sharded dumps: every format, bad shards, workers and Ray equal to one process, saved stats."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from nclab.errors import DataError
+from nclab.measure import measure_arrays, measure_paths, measure_saved
+
+N, D, K = 600, 6, 5
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, N)
+    y[:K] = np.arange(K)
+    x = (3 * rng.normal(size=(K, D))[y] + rng.normal(size=(N, D))).astype(np.float32)
+    return x, y, rng.normal(size=(K, D)), rng.normal(size=K)
+
+
+def _write(tmp, fmt, x, y, w, b, parts=4):
+    """Split into ``parts`` shards of format ``fmt`` in the directory ``tmp``; the classifier goes
+    into the first shard only."""
+    tmp.mkdir(exist_ok=True)
+    for i, idx in enumerate(np.array_split(np.arange(len(y)), parts)):
+        arrays = {"features": x[idx], "labels": y[idx]}
+        if i == 0:
+            arrays.update(weights=w, bias=b)
+        stem = tmp / f"part{i:02d}"
+        if fmt == "npz":
+            np.savez(f"{stem}.npz", **arrays)
+        elif fmt == "npy":
+            for k, v in arrays.items():
+                np.save(f"{stem}.{k}.npy", v)
+        elif fmt == "pt":
+            torch.save(
+                {k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items()}, f"{stem}.pt"
+            )
+        else:
+            from safetensors.torch import save_file
+
+            save_file(
+                {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in arrays.items()},
+                f"{stem}.safetensors",
+            )
+    return tmp
+
+
+def _close(a, b, rel=1e-10):
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k] == pytest.approx(b[k], rel=rel, abs=1e-13), k
+
+
+@pytest.mark.parametrize("fmt", ["npz", "npy", "pt", "safetensors"])
+def test_every_format_equals_in_memory(tmp_path, fmt):
+    x, y, w, b = _data()
+    ref = measure_arrays(torch.from_numpy(x), torch.from_numpy(y), torch.tensor(w), torch.tensor(b))
+    d = _write(tmp_path / fmt, fmt, x, y, w, b)
+    res = measure_paths([d], show_progress=False)
+    assert (res["num_samples"], res["num_classes"], res["dim"], res["shards"]) == (N, K, D, 4)
+    _close(res["metrics"], ref["metrics"])
+    assert "nc3_wh" in res["metrics"] and "gnc2" in res["metrics"]
+
+
+def test_glob_several_files_and_an_empty_shard(tmp_path):
+    x, y, w, b = _data()
+    d = _write(tmp_path / "s", "npz", x, y, w, b)
+    np.savez(d / "zz_empty.npz", features=np.zeros((0, D), np.float32), labels=np.zeros(0, int))
+    res = measure_paths([str(d / "part0*.npz"), d / "zz_empty.npz"], show_progress=False)
+    ref = measure_paths(
+        [d / "part00.npz", d / "part01.npz", d / "part02.npz", d / "part03.npz"],
+        show_progress=False,
+    )
+    assert res["empty_shards"] == [str(d / "zz_empty.npz")]
+    assert res["metrics"] == ref["metrics"]
+
+
+def test_bad_shards_are_named(tmp_path):
+    x, y, w, b = _data()
+    d = _write(tmp_path / "s", "npz", x, y, w, b)
+    (d / "part02.npz").write_bytes(b"not a zip file at all")
+    with pytest.raises(DataError, match="part02.npz"):
+        measure_paths([d], show_progress=False)
+    d2 = _write(tmp_path / "t", "npz", x, y, w, b)
+    np.savez(d2 / "part09.npz", features=np.zeros((3, D + 1), np.float32), labels=np.zeros(3, int))
+    with pytest.raises(DataError, match=r"part09.npz has features of dimension 7"):
+        measure_paths([d2], show_progress=False)
+    d3 = _write(tmp_path / "u", "npy", x, y, w, b)
+    (d3 / "part01.labels.npy").unlink()
+    with pytest.raises(DataError, match="part01.labels.npy"):
+        measure_paths([d3], show_progress=False)
+
+
+def test_workers_equal_one_process_and_saved_stats(tmp_path):
+    x, y, w, b = _data(1)
+    d = _write(tmp_path / "s", "npy", x, y, w, b, parts=5)
+    one = measure_paths([d], save_stats=tmp_path / "one.pt", per_class=True, show_progress=False)
+    two = measure_paths(
+        [d], workers=2, save_stats=tmp_path / "two.pt", per_class=True, show_progress=False
+    )
+    _close(two["metrics"], one["metrics"], rel=1e-12)
+    assert "nc4_class_mean" in one["metrics"] and "top5_acc" in one["metrics"]
+    saved = measure_saved(tmp_path / "one.pt")
+    for k, v in saved["metrics"].items():
+        assert v == one["metrics"][k], k
+    assert saved["num_samples"] == N
+
+
+def test_cli_shards_json(tmp_path, capsys):
+    from nclab.cli import main
+
+    x, y, w, b = _data()
+    d = _write(tmp_path / "s", "pt", x, y, w, b)
+    try:
+        main(["measure", str(d), "--json", "--save-stats", str(tmp_path / "st.pt")])
+    except SystemExit as exc:
+        assert not exc.code
+    res = json.loads(capsys.readouterr().out)
+    try:
+        main(["measure", "--stats", str(tmp_path / "st.pt"), "--json"])
+    except SystemExit as exc:
+        assert not exc.code
+    again = json.loads(capsys.readouterr().out)
+    assert again["metrics"] == res["metrics"] and "nc3_wh" in res["metrics"]
+
+
+@pytest.mark.slow
+def test_ray_equals_one_process(tmp_path):
+    pytest.importorskip("ray")
+    x, y, w, b = _data(2)
+    d = _write(tmp_path / "s", "safetensors", x, y, w, b)
+    one = measure_paths([d], show_progress=False)
+    ray = measure_paths([d], workers=2, backend="ray", show_progress=False)
+    _close(ray["metrics"], one["metrics"], rel=1e-12)
