@@ -34,6 +34,14 @@ SHORTEN: dict[str, dict[str, Any]] = {
     "feature-collapse": {"epochs": 4, "log_every": 2},
     "linear-head": {"train.epochs": 4, "measure_every": 2},
     "deep-ln": {"train.epochs": 4, "log_every": 2},
+    "resnet-ufm": {
+        "train.epochs": 2,
+        "measure_every": 1,
+        "data.samples_per_class": 20,
+        "ufm.steps": 200,
+        "ufm.log_every": 100,
+        "checkpoint_every": 0,
+    },
 }
 #: quick presets run in full: Theorem 3.1's certificate (its bounds and whether they hold) is
 #: written only for a network that interpolates, which takes the preset's 300 epochs

@@ -17,6 +17,7 @@ EXPERIMENT_MODULES: dict[str, str] = {
     "feature-collapse": "nclab.experiments.feature_collapse",
     "linear-head": "nclab.experiments.linear_head",
     "deep-ln": "nclab.experiments.deep_ln",
+    "resnet-ufm": "nclab.experiments.resnet_ufm",
 }
 
 

@@ -28,6 +28,7 @@ from .summaries import lookup, lookup_std
 
 CLAIM_MODULES = (
     "nclab.reproduce.claims.tirer_bruna",
+    "nclab.reproduce.claims.tirer_bruna_resnet",
     "nclab.reproduce.claims.sukenik",
     "nclab.reproduce.claims.laurent",
     "nclab.reproduce.claims.jacot",

@@ -5,7 +5,8 @@ Each claim runs the ``ufm`` experiment (batched plain gradient descent with the 
 and judges the summary against the closed forms of :mod:`nclab.theory` (``theory_objective``,
 ``theory_norms``): the relative objective gap, the NC metrics the theorem sets to zero (worst seed)
 and the norms / singular values. The paper reports curves, not numbers: its "values" are the
-statements that every metric goes to zero and that GD reaches the global minimiser.
+statements that every metric goes to zero and that GD reaches the global minimiser. The
+ResNet18 claims (``resnet18-*``) are in :mod:`.tirer_bruna_resnet`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,69 @@
+"""Presets of the resnet-ufm experiment (``nclab run resnet-ufm --preset NAME``).
+
+Tirer & Bruna (ICML 2022) §6 Fig. 5 (right) and App. G Fig. 10: ResNet18 trained with SGD, lr 0.05
+divided by 10 every 40 epochs, weight decay 5e-4, (1) MSE loss without a bias in the last layer,
+(2) cross-entropy with a bias; MNIST, and CIFAR-10 with MSE and no bias. The ``*-gpu`` presets are
+these settings (the full ResNet18, the whole training set, 120 epochs; the files from
+``data.data_dir`` or ``$NCLAB_DATA_DIR``). The extended UFM beside them runs at K = 10.
+
+The CPU presets train a narrow ResNet18 (``width`` 8: 8-16-32-64 channels) on the bundled digits
+resized to 16x16, ``-quick`` (100 per class, ≤ 3 min on two cores) and ``-medium`` (for
+``--seeds 3``). Their schedule is the paper's compressed to the epochs they have (three lr
+stages); ``docs/ufm.md`` ("Real networks") lists what each shows and the numbers it measured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: the paper's optimiser and schedule: lr 0.05, ÷10 every 40 epochs, weight decay 5e-4
+_PAPER_TRAIN = {"lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "lr_step": 40, "gamma": 0.1}
+_MSE_NOBIAS = {"model": {"bias": False}, "train": {"loss": "mse"}}
+_CE_BIAS = {"model": {"bias": True}, "train": {"loss": "ce"}}
+#: the extended UFM at K = 10 (Fig. 5's λ's, init and step; d = 32 >= K, n = 20)
+_UFM = {"n": 20, "d": 32, "init": 0.1, "lr": 0.1, "steps": 30_000, "log_every": 1_000}
+
+
+def _gpu(data: str, setting: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "data": {"name": data, "image_size": 0, "standardize": True},
+        "model": {**setting["model"], "width": 64},
+        "train": {**_PAPER_TRAIN, **setting["train"], "epochs": 120, "batch_size": 128},
+        "ufm": _UFM,
+        "measure_every": 5,
+        "measure_samples_per_class": 1000,
+        "checkpoint_every": 5,
+        "device": "auto",
+    }
+
+
+def _cpu(setting: dict[str, Any], epochs: int, per_class: int, ufm_steps: int) -> dict:
+    return {
+        "data": {"name": "digits", "image_size": 16, "samples_per_class": per_class},
+        "model": {**setting["model"], "width": 8},
+        "train": {
+            **_PAPER_TRAIN,
+            **setting["train"],
+            "epochs": epochs,
+            "lr_step": epochs // 3,
+            "batch_size": 128,
+        },
+        "ufm": {**_UFM, "steps": ufm_steps, "log_every": ufm_steps // 20},
+        "measure_every": max(1, epochs // 15),
+        "checkpoint_every": max(1, epochs // 6),
+        "device": "cpu",
+        "threads": 1,
+    }
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # the paper's settings (GPU)
+    "tb-resnet18-mnist-mse-gpu": _gpu("mnist", _MSE_NOBIAS),
+    "tb-resnet18-mnist-ce-gpu": _gpu("mnist", _CE_BIAS),
+    "tb-resnet18-cifar10-mse-gpu": _gpu("cifar10", _MSE_NOBIAS),
+    # narrow ResNet18 on 16x16 digits (CPU)
+    "tb-resnet18-digits-mse-quick": _cpu(_MSE_NOBIAS, 30, 100, 10_000),
+    "tb-resnet18-digits-ce-quick": _cpu(_CE_BIAS, 30, 100, 10_000),
+    "tb-resnet18-digits-mse-medium": _cpu(_MSE_NOBIAS, 90, 140, 30_000),
+    "tb-resnet18-digits-ce-medium": _cpu(_CE_BIAS, 90, 140, 30_000),
+}

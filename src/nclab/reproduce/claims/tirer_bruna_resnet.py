@@ -1,0 +1,127 @@
+"""Claims of Tirer & Bruna (ICML 2022) on real networks, for ``nclab reproduce``: ResNet18 against
+the nonlinear extended UFM (§6 Fig. 5 right panels, App. G Fig. 10).
+
+Each claim runs the ``resnet-ufm`` experiment (one setting: MSE without a bias in the last layer,
+or cross-entropy with a bias) and judges directions, since the paper shows curves only: which frame
+W ends closer to (NC2^OF(W) vs NC2^ETF(W)) in the network and in the extended UFM at the same K,
+whether the features' own frame distance falls over training, and whether the penultimate level
+collapses more than the level one block earlier.
+"""
+
+from __future__ import annotations
+
+from ..registry import Check, Claim, Ratio, RunSpec
+from .tirer_bruna import PAPER
+
+
+def _resnet_checks(mse: bool) -> list:
+    """The frame of W (network and extended UFM), the fall of the features' own frame distance,
+    the level contrast and the agreement of the two."""
+    ours, other = ("nc2_w_of", "nc2_w_etf") if mse else ("nc2_w_etf", "nc2_w_of")
+    falls = "nc2_of" if mse else "nc2_etf"
+    label = {"nc2_w_of": "NC2^OF(W)", "nc2_w_etf": "NC2^ETF(W)"}
+    frame = "an orthogonal frame" if mse else "a simplex ETF"
+    return [
+        Check(
+            "the network interpolates (train accuracy >= 0.99)",
+            path="net.train_acc",
+            op=">=",
+            value=0.99,
+            name="interpolates",
+        ),
+        Check(
+            f"ResNet18: {label[ours]} < {label[other]} at the end (W closer to {frame})",
+            path=f"net.end.second.{ours}",
+            op="<",
+            ref=f"net.end.second.{other}",
+            name="net-frame",
+        ),
+        Ratio(
+            f"ResNet18: {falls} of the penultimate features falls over training (end/start < 0.8)",
+            num=f"net.end.second.{falls}",
+            den=f"net.start.second.{falls}",
+            below=0.8,
+            name="net-falls",
+        ),
+        Ratio(
+            "ResNet18: the second level collapses more (NC1 of H2 / NC1 of H1 < 1)",
+            num="net.end.second.nc1",
+            den="net.end.first.nc1",
+            below=1.0,
+            name="net-levels",
+        ),
+        Check(
+            f"extended UFM: {label[ours]} < {label[other]} at the end",
+            path=f"ufm.end.second.{ours}",
+            op="<",
+            ref=f"ufm.end.second.{other}",
+            name="ufm-frame",
+        ),
+        Ratio(
+            "extended UFM: σ(W1H1) collapses more than H1 (NC1 ratio < 1)",
+            num="ufm.end.second.nc1",
+            den="ufm.end.first.nc1",
+            below=1.0,
+            name="ufm-levels",
+        ),
+        Check(
+            "network and extended UFM end closer to the same frame (every seed)",
+            path="derived.same_frame",
+            op=">=",
+            value=1.0,
+            name="same-frame",
+        ),
+    ]
+
+
+def _resnet(mse: bool) -> Claim:
+    """ResNet18 against the nonlinear extended UFM (Fig. 5 right / Fig. 10), one setting."""
+    setting = "mse-nobias" if mse else "ce-bias"
+    frame = "an orthogonal frame" if mse else "a simplex ETF"
+    keys = ("nc1", "nc2_etf", "nc2_of", "nc2_w_etf", "nc2_w_of", "nc3", "nc3_of")
+    return Claim(
+        id=f"tirer-bruna/resnet18-{setting}",
+        paper=PAPER,
+        where="§6 Fig. 5 (right panels), App. G Fig. 10",
+        claim=f"ResNet18 trained with SGD ({'MSE, no bias' if mse else 'cross-entropy with bias'} "
+        f"in the last layer) behaves like the nonlinear extended UFM: the penultimate features "
+        f"and W approach {frame}, and the penultimate level collapses more than the level one "
+        "block earlier; the extended UFM at the same K ends closer to the same frame.",
+        runs={
+            "main": RunSpec(
+                "resnet-ufm",
+                quick=f"tb-resnet18-digits-{setting.split('-')[0]}-quick",
+                full=f"tb-resnet18-mnist-{setting.split('-')[0]}-gpu",
+                full_needs_gpu=True,
+            )
+        },
+        measured={
+            "train accuracy": "net.train_acc",
+            "test accuracy": "net.test_acc",
+            **{f"ResNet18 H2 {k}": f"net.end.second.{k}" for k in keys},
+            "ResNet18 H1 nc1": "net.end.first.nc1",
+            "ResNet18 H1 nc2_of": "net.end.first.nc2_of",
+            **{f"UFM σ(W1H1) {k}": f"ufm.end.second.{k}" for k in keys},
+            "UFM H1 nc1": "ufm.end.first.nc1",
+            "NC2^OF(W) - NC2^ETF(W), ResNet18": "derived.net_of_minus_etf",
+            "NC2^OF(W) - NC2^ETF(W), UFM": "derived.ufm_of_minus_etf",
+        },
+        paper_values={
+            "frame": f"{frame} (curves, Fig. 5 right" + (", Fig. 10 on CIFAR-10)" if mse else ")"),
+            "levels": "the second level collapses more than the first",
+        },
+        checks=_resnet_checks(mse),
+        quick_seconds=150,
+        full_seconds=3 * 3600,
+        smaller={
+            "quick": "ResNet18 of width 8 (8-16-32-64 channels) on 16x16 digits, 100 per class, "
+            "30 epochs (lr ÷10 every 10); the extended UFM 10k GD steps"
+        },
+        note="H1 = layer4.0 (the output of the last stage's first block, average-pooled), "
+        "H2 = fc:input (the penultimate features, σ(W1H1) of the model); the extended UFM at "
+        "K = 10, d = 32, n = 20 with the network's loss and bias, λ's 0.005, init ×0.1. "
+        "docs/ufm.md ('Real networks') has the 3-seed medium numbers.",
+    )
+
+
+CLAIMS: list[Claim] = [_resnet(mse=True), _resnet(mse=False)]
