@@ -15,7 +15,8 @@ _POLL = (
     "import ctypes, gc, os, threading, time\n"
     "libc = ctypes.CDLL('libc.so.6'); libc.mallopt(-3, 1 << 16)  # M_MMAP_THRESHOLD\n"
     "page = os.sysconf('SC_PAGE_SIZE')\n"
-    "rss = lambda: int(open('/proc/self/statm').read().split()[1]) * page\n"
+    "statm = lambda: [int(v) for v in open('/proc/self/statm').read().split()]\n"
+    "rss = lambda: (statm()[1] - ({anon} and statm()[2])) * page\n"
     "gc.collect(); libc.malloc_trim(0)\n"
     "base = peak = rss(); stop = False\n"
     "def poll():\n"
@@ -29,10 +30,11 @@ _POLL = (
 )
 
 
-def peak_rss_bytes(setup: str, call: str) -> int:
-    """Bytes by which a fresh process's resident set grows while ``call`` runs after ``setup``.
+def peak_rss_bytes(setup: str, call: str, anon: bool = False) -> int:
+    """Bytes by which a fresh process's resident set grows while ``call`` runs after ``setup``;
+    ``anon=True`` leaves out file-backed pages (memory-mapped input read from disk).
 
     ``setup`` may end the child early by printing a number and exiting (e.g. CUDA memory)."""
-    code = setup + _POLL.format(call=call)
+    code = setup + _POLL.format(call=call, anon=int(anon))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return int(out.stdout.strip().splitlines()[-1])
