@@ -1,15 +1,12 @@
-"""nclab.integrations.torchmetrics.CollapseMetric: the statistics of ClassStats, one pass, and an
-exact sync: two gloo processes over shards of the data equal one process over all of it."""
+"""nclab.integrations.torchmetrics.CollapseMetric in one process: the statistics of ClassStats in
+one pass, forward and merge_state through the exact merge (its sync over two gloo processes is in
+test_integrations_distributed.py)."""
 
 import importlib
-import os
-import socket
 import sys
 
 import pytest
 import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
 from torch import nn
 
 from nclab import ClassStats, collapse_metrics
@@ -95,43 +92,3 @@ def test_missing_torchmetrics_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "nclab.integrations.torchmetrics")
     with pytest.raises(ImportError, match=r"pip install nclab\[torchmetrics\]"):
         importlib.import_module("nclab.integrations.torchmetrics")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world)
-    try:
-        x, y, clf = _data()
-        lo, hi = (0, 150) if rank == 0 else (150, len(y))  # unequal shards
-        metric = CollapseMetric(4, 6, classifier=clf)
-        for i in range(lo, hi, 50):
-            metric.update(x[i : min(i + 50, hi)], y[i : min(i + 50, hi)])
-        local_n = int(metric.state[:4].sum())
-        torch.save(
-            {"metrics": metric.compute(), "local_n": local_n},
-            os.path.join(out_dir, f"rank{rank}.pt"),
-        )
-    finally:
-        dist.destroy_process_group()
-
-
-def test_two_gloo_processes_equal_one(tmp_path):
-    mp.spawn(_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
-    x, y, clf = _data()
-    one = CollapseMetric(4, 6, classifier=clf)
-    one.update(x, y)
-    expected = one.compute()
-    ns = []
-    for rank in range(2):
-        r = torch.load(tmp_path / f"rank{rank}.pt")
-        ns.append(r["local_n"])
-        assert set(r["metrics"]) == set(expected)
-        for key, value in expected.items():
-            assert r["metrics"][key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
-    assert ns == [150, 251]  # compute() synced, then restored each rank's own state
