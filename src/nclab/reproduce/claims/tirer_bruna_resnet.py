@@ -114,8 +114,9 @@ def _resnet(mse: bool) -> Claim:
         quick_seconds=150,
         full_seconds=3 * 3600,
         smaller={
-            "quick": "ResNet18 of width 8 (8-16-32-64 channels) on 16x16 digits, 100 per class, "
-            "30 epochs (lr ÷10 every 10); the extended UFM 10k GD steps"
+            "quick": "ResNet18 of width 8 (8-16-32-64 channels) on 16x16 digits, 60 per class, "
+            "24 epochs (lr ÷10 every 8), batches of 32, weight decay 1e-2; the extended UFM "
+            "10k GD steps"
         },
         note="H1 = layer4.0 (the output of the last stage's first block, average-pooled), "
         "H2 = fc:input (the penultimate features, σ(W1H1) of the model); the extended UFM at "
