@@ -3,6 +3,9 @@
 One module per family — :mod:`.variability` (NC1), :mod:`.geometry` (NC2), :mod:`.duality` (NC3),
 :mod:`.decision` (NC4 and the second pass), :mod:`.weights` (balancedness, negativity) — and
 :func:`collapse_metrics`, which computes every canonical key that applies. See ``docs/metrics.md``.
+Beside them: :mod:`.uniformity` (GNC2), :mod:`.views` (per-class views, UNC3, NC5,
+||W mu_G + b||), :mod:`.decision_views` (per-class NCC agreement, NC4 per class, top-k) and
+:mod:`.large_k` (the D x D forms and tiles used beyond the memory budget).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import torch
 from ..errors import DegenerateError
 from ._common import GlobalMean
 from .decision import accuracy, nc3_cos, nc4, ncc_acc
+from .decision_views import DecisionViews
 from .duality import nc3, nc3_of, nc3_wh
 from .geometry import (
     etf_distance,
@@ -28,7 +32,9 @@ from .geometry import (
     nc2_w_of,
     of_distance,
 )
-from .variability import cdnv, nc1, nc1_rank, nc1_trace
+from .uniformity import gnc2, hyperspherical_uniformity
+from .variability import cdnv, cdnv_per_class, nc1, nc1_rank, nc1_trace
+from .views import classifier_global_mean, duality_cosines, mean_norms, nc5, unc3
 from .weights import NegativityStats, balancedness, negativity
 
 if TYPE_CHECKING:
@@ -36,13 +42,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CANONICAL_KEYS",
+    "DecisionViews",
     "Metrics",
     "NegativityStats",
     "accuracy",
     "balancedness",
     "cdnv",
+    "cdnv_per_class",
+    "classifier_global_mean",
     "collapse_metrics",
+    "duality_cosines",
     "etf_distance",
+    "gnc2",
+    "hyperspherical_uniformity",
+    "mean_norms",
     "nc1",
     "nc1_rank",
     "nc1_trace",
@@ -58,9 +71,11 @@ __all__ = [
     "nc3_of",
     "nc3_wh",
     "nc4",
+    "nc5",
     "ncc_acc",
     "negativity",
     "of_distance",
+    "unc3",
 ]
 
 #: The keys of DESIGN.md's canonical table that collapse_metrics can return (plus ``acc``).
