@@ -114,3 +114,23 @@ def test_decision_views_match_dense(budget):
     assert v.metrics()["top1_acc"] == float((pred == y).double().mean())
     s.decision_pass(x, y, w, b)  # the per-sample totals agree with the second pass
     assert s.decision.mismatch == int(v.count.sum() - v.agree.sum())
+
+
+def test_probe_nc5_from_an_ood_loader():
+    from torch import nn
+
+    from nclab import CollapseProbe
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 3))
+    ind = [(torch.randn(30, 5), torch.arange(30) % 3) for _ in range(3)]
+    ood = [(torch.randn(20, 5) + 2.0, torch.full((20,), 99)) for _ in range(2)]  # labels ignored
+    probe = CollapseProbe(model, ["1"], num_classes=3)
+    res = probe.run(ind, progress=False)
+    got = probe.nc5(ood, progress=False)["1"]
+    with torch.no_grad():
+        feats = torch.tanh(model[0](torch.cat([x for x, _ in ood]))).double()
+    mu = res.stats["1"].means
+    g = feats.mean(0)
+    ref = ((mu @ g).abs() / (mu.norm(dim=1) * g.norm())).mean()
+    assert math.isclose(got, float(ref), rel_tol=1e-12)

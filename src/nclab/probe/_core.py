@@ -16,6 +16,7 @@ from ..stats import ClassStats
 from . import _guards as guards
 from ._batches import BatchReader, Getter, to_device
 from ._cache import CACHE_BUDGET, FeatureCache, second_pass_mode
+from ._ood import nc5_per_layer
 from ._pooling import check_reduce, pool, token_keep, token_rows
 from ._result import ProbeResult, first_pass_decisions, reword_skipped
 from ._taps import BoundTap, Tap, bind, find_module
@@ -309,6 +310,11 @@ class CollapseProbe:
             self._detach()
         self._record_classifier()
         return self.result()
+
+    def nc5(self, ood_loader: Iterable, centre: bool = False, **kwargs) -> dict[str, float]:
+        """{layer: NC5} of an out-of-distribution loader against the class means of :meth:`run`
+        (:func:`nclab.metrics.nc5`; ``kwargs``: ``device``, ``max_batches``, ``progress``)."""
+        return nc5_per_layer(self, ood_loader, centre, **kwargs)
 
     def _first_pass(self, loader, device, mode, max_batches, progress, cache) -> None:
         from ..progress import track
