@@ -149,18 +149,24 @@ def _draw_latents(nc: int, L: int, K: int, distinct: bool, gen: torch.Generator)
         codes = torch.randperm(total, generator=gen)[:K]
         digits = nc ** torch.arange(L - 1, -1, -1)
         return (codes[:, None] // digits) % nc
-    z = torch.randint(0, nc, (K, L), generator=gen)
-    for _ in range(1000):  # resample duplicates (rare when K << nc^L)
+    return distinct_rows(K, nc, L, gen)
+
+
+def distinct_rows(m: int, alphabet: int, length: int, gen: torch.Generator) -> torch.Tensor:
+    """``m`` distinct uniformly random sequences of ``length`` symbols of [0, alphabet) (rows):
+    drawn at once, duplicates redrawn (for m much smaller than alphabet**length)."""
+    z = torch.randint(0, alphabet, (m, length), generator=gen)
+    for _ in range(1000):  # resample duplicates (rare when m << alphabet^length)
         _, inverse = torch.unique(z, dim=0, return_inverse=True)
-        first = torch.full((int(inverse.max()) + 1,), K, dtype=torch.long).scatter_reduce(
-            0, inverse, torch.arange(K), reduce="amin"
+        first = torch.full((int(inverse.max()) + 1,), m, dtype=torch.long).scatter_reduce(
+            0, inverse, torch.arange(m), reduce="amin"
         )
-        dup = torch.ones(K, dtype=torch.bool)
+        dup = torch.ones(m, dtype=torch.bool)
         dup[first] = False
         if not dup.any():
             return z
-        z[dup] = torch.randint(0, nc, (int(dup.sum()), L), generator=gen)
-    raise ConfigError("could not draw distinct latent variables")  # pragma: no cover
+        z[dup] = torch.randint(0, alphabet, (int(dup.sum()), length), generator=gen)
+    raise ConfigError("could not draw distinct rows")  # pragma: no cover
 
 
 def make_task(

@@ -15,6 +15,8 @@ EXPERIMENT_MODULES: dict[str, str] = {
     "demo": "nclab.experiments.demo",
     "ufm": "nclab.experiments.ufm",
     "feature-collapse": "nclab.experiments.feature_collapse",
+    "fc-transformer": "nclab.experiments.fc_transformer",
+    "fc-grammar": "nclab.experiments.fc_grammar",
     "linear-head": "nclab.experiments.linear_head",
     "deep-ln": "nclab.experiments.deep_ln",
     "resnet-ufm": "nclab.experiments.resnet_ufm",

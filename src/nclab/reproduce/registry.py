@@ -31,6 +31,7 @@ CLAIM_MODULES = (
     "nclab.reproduce.claims.tirer_bruna_resnet",
     "nclab.reproduce.claims.sukenik",
     "nclab.reproduce.claims.laurent",
+    "nclab.reproduce.claims.laurent_appendix",
     "nclab.reproduce.claims.jacot",
 )
 

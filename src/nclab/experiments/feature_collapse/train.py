@@ -26,7 +26,8 @@ import torch
 
 from ...data.sentences import generator, make_dataset, make_task
 from ...errors import ConfigError
-from ...models.wordnet import WordNet, full_batch_objective, sgd_step
+from ...metrics.embedding import group_collapse
+from ...models.wordnet import WordNet, collapse_views, full_batch_objective, sgd_step
 from ...runs import RunDir
 from ...threads import torch_threads
 from ...train import TrainState, fit
@@ -164,8 +165,18 @@ class Trainer:
         )
 
 
+@torch.no_grad()
+def untrained_collapse(tr: Trainer) -> dict[str, Any]:
+    """Within-concept variability of the word vectors of the network as initialised (call before
+    training or resuming): the baseline the trained network's collapse is compared with."""
+    words, _ = collapse_views(tr.net)
+    m = group_collapse(words, tr.task.word_concept, tr.task.nc, "initial word vectors")
+    return {"word_nc1_trace": m["nc1_trace"], "word_dir_nc1": m["dir_nc1"]}
+
+
 def run(cfg: FCConfig, run_dir: RunDir) -> dict[str, Any]:
     tr = Trainer(cfg)
+    untrained = untrained_collapse(tr)
     history = fit(
         epochs=cfg.epochs,
         train_epoch=tr.train_epoch,
@@ -179,6 +190,10 @@ def run(cfg: FCConfig, run_dir: RunDir) -> dict[str, Any]:
     )
     torch.save(tr.state.state_dict(), run_dir.path / "final_state.pt")  # re-measure, no retraining
     summary = summarize(cfg, tr.steps, tr.measure(full=True), history)
+    summary["untrained"] = untrained
+    summary["word_nc1_vs_untrained"] = (
+        summary["embedding_metrics"]["words"]["nc1_trace"] / untrained["word_nc1_trace"]
+    )
     summary["figures"] = save_figures(run_dir, tr.net, tr.task, history, summary)
     return summary
 
@@ -202,7 +217,8 @@ def remeasure(path: str | Path, figures: bool = True) -> dict[str, Any]:
         summary = summarize(cfg, tr.steps, tr.measure(full=True), history)
         if figures:
             summary["figures"] = save_figures(run_dir, tr.net, tr.task, history, summary)
-    for key in ("seconds", "versions", "seed", "experiment", "preset", "pca_singular_values"):
+    keep = ("seconds", "versions", "seed", "experiment", "preset", "pca_singular_values")
+    for key in (*keep, "untrained", "word_nc1_vs_untrained"):
         if key in old and key not in summary:
             summary[key] = old[key]
     summary["remeasured"] = True

@@ -1,0 +1,31 @@
+"""Feature collapse in transformers (Laurent, von Brecht & Bresson, ICLR 2024, appendix A.3–A.4).
+
+``nclab run fc-transformer --preset a3-uniform-quick`` trains a GPT-2 classifier (class token
+appended, read by the last layer) or, with ``task="lm"``, a GPT-2 language model on the
+concept/word sentences, and measures the collapse by concept of the word embeddings (before the
+positional embeddings are added) and of the token states after each layer, beside the same
+measures of the untrained network (:mod:`nclab.metrics.latent`). Needs ``transformers``
+(``pip install nclab[transformers]``).
+
+* :mod:`.config`, :mod:`.presets` (the paper's settings, the quick ones), :mod:`.train` (AdamW in
+  :func:`nclab.train.fit`, resumable), :mod:`.measure`.
+"""
+
+from __future__ import annotations
+
+from ..protocol import Experiment
+from .config import TransformerConfig
+from .presets import PAPER, PRESETS
+from .train import run
+
+EXPERIMENT = Experiment(
+    name="fc-transformer",
+    description="Feature Collapse App. A.3/A.4: GPT-2 classifier (class token) and GPT-2 "
+    "language model on the concept-word sentences; word embeddings collapse by concept",
+    config_cls=TransformerConfig,
+    run=run,
+    presets=PRESETS,
+    default_preset="a3-uniform-quick",
+)
+
+__all__ = ["EXPERIMENT", "PAPER", "PRESETS", "TransformerConfig", "run"]

@@ -1,0 +1,88 @@
+"""What the transformer experiments measure: accuracy (classifier) or next-token loss (language
+model), the collapse by concept of the word embeddings (before positional embeddings), and of the
+token states after each layer, through :func:`nclab.metrics.latent.latent_collapse`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ...metrics.latent import latent_collapse
+from ...models.gpt2 import word_embeddings
+from ..common.latent import brief
+
+
+def inputs(x: torch.Tensor, nw: int, task: str) -> torch.Tensor:
+    """Token ids: words then the class token ``nw`` (classifier), or ``nw`` (begin of sentence)
+    then the words (language model)."""
+    tok = torch.full((x.shape[0], 1), nw, dtype=x.dtype)
+    return torch.cat([x, tok], 1) if task == "classify" else torch.cat([tok, x], 1)
+
+
+def loss(net, x: torch.Tensor, y: torch.Tensor, nw: int, task: str) -> torch.Tensor:
+    """Mean cross-entropy: of the class (classifier) or of every next word (language model)."""
+    ids = inputs(x, nw, task)
+    if task == "classify":
+        return F.cross_entropy(net(ids), y)
+    return net(input_ids=ids, labels=ids).loss  # shifted inside: the words after BOS
+
+
+@torch.no_grad()
+def score(net, x, y, nw: int, task: str, chunk: int = 1000) -> float:
+    """Accuracy (classifier) or mean next-word cross-entropy (language model) on ``x``."""
+    total = 0.0
+    for i in range(0, x.shape[0], chunk):
+        xb, yb = x[i : i + chunk], y[i : i + chunk]
+        if task == "classify":
+            total += float((net(inputs(xb, nw, task)).argmax(1) == yb).sum())
+        else:
+            total += float(loss(net, xb, yb, nw, task)) * xb.shape[0]
+    return total / x.shape[0]
+
+
+@torch.no_grad()
+def embeddings(net, task_model: Any) -> dict[str, Any]:
+    """Collapse by concept of the word rows of the embedding table."""
+    w = word_embeddings(net, task_model.nw)
+    return latent_collapse(w, task_model.word_concept, task_model.nc)
+
+
+@torch.no_grad()
+def layers(net, x: torch.Tensor, task_model: Any, task: str) -> list[dict[str, Any]]:
+    """Per hidden state (embeddings + positions, after each block) the collapse by concept of the
+    states at the word positions of the sentences ``x``."""
+    nw, L = task_model.nw, x.shape[1]
+    ids = inputs(x, nw, task)
+    body = net.transformer
+    hidden = body(input_ids=ids, output_hidden_states=True).hidden_states
+    words = slice(0, L) if task == "classify" else slice(1, L + 1)
+    labels = task_model.word_concept[x]
+    out = []
+    for j, h in enumerate(hidden):
+        m = latent_collapse(h[:, words].double(), labels, task_model.nc, scatter="none")
+        out.append({"layer": j, **brief(m)})
+    return out
+
+
+def measure(net, task_model, data, cfg, full: bool = True) -> dict[str, Any]:
+    """One record: score on test (and a train subset), the embedding collapse; ``full``: every
+    embedding measure and the per-layer collapse."""
+    net.eval()
+    nw, task = task_model.nw, cfg.task
+    key = "test_acc" if task == "classify" else "test_loss"
+    n_sub = min(data.x_train.shape[0], 5000)
+    sub = torch.linspace(0, data.x_train.shape[0] - 1, n_sub).long()
+    emb = embeddings(net, task_model)
+    out = {
+        key: score(net, data.x_test, data.y_test, nw, task),
+        key.replace("test", "train"): score(net, data.x_train[sub], data.y_train[sub], nw, task),
+        **{f"emb_{k}": v for k, v in brief(emb).items()},
+    }
+    if full:
+        out["embedding_metrics"] = emb
+        xs = data.x_test[: cfg.measure_sentences]
+        out["layers"] = layers(net, xs, task_model, task)
+    net.train()
+    return out

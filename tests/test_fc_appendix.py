@@ -1,0 +1,206 @@
+"""Feature Collapse appendix A.3-A.5: the grammar generator, the grammar-matched network, the GPT-2
+networks, the two experiments end to end (tiny sizes) and their resume."""
+
+import json
+
+import pytest
+import torch
+
+from nclab.data.grammar import make_grammar
+from nclab.errors import ConfigError
+from nclab.experiments import get_experiment, resume_run, run_experiment
+from nclab.experiments.fc_grammar import train as grammar_train
+from nclab.experiments.fc_transformer import train as tf_train
+from nclab.models.grammarnet import GrammarNet
+from nclab.runs import RunDir
+
+GEN = torch.Generator().manual_seed(0)
+
+
+# --- the grammar ----------------------------------------------------------------------------------
+def test_paper_grammar_lengths_and_only_allowed_sequences():
+    """K=100, depth 4, 5 choices of 8 children: 4096 words; every segment at every level is one of
+    the productions of the symbol above it, and the top one of its class's."""
+    g = make_grammar(K=100, symbols=(10, 10, 10, 10), choices=5, children=8, seed=0)
+    words, latents, y = g.sample(20, GEN)
+    assert g.length == 4096 and words.shape == (20, 4096)
+    assert [t.shape[1] for t in latents] == [512, 64, 8]
+    assert g.rules[4].shape == (100, 5, 8) and g.rules[1].shape == (10, 5, 8)
+    chain = [words, *latents, y[:, None]]
+    for level in range(1, 5):  # latent labels match: level j's symbols generated level j-1's
+        assert bool(g.generated_by(chain[level - 1], chain[level], level).all()), level
+    assert int(words.max()) < 10 and int(latents[0].max()) < 10
+
+
+def test_productions_are_distinct_and_a_wrong_parent_is_detected():
+    g = make_grammar(K=4, symbols=(3, 3), choices=2, children=2, seed=1)  # 3^2 = 9 sequences
+    for rules in g.rules[1:]:
+        flat = rules.reshape(-1, rules.shape[-1])
+        assert torch.unique(flat, dim=0).shape[0] == flat.shape[0]
+    words, latents, y = g.sample(50, GEN)
+    wrong = (latents[0] + 1) % 3
+    assert not bool(g.generated_by(words, wrong, 1).all())
+    with pytest.raises(ConfigError, match="distinct productions"):
+        make_grammar(K=6, symbols=(2, 2), choices=3, children=1, seed=0)
+    with pytest.raises(ConfigError):
+        make_grammar(K=1, symbols=(3,), seed=0)
+
+
+def test_sample_is_reproducible_and_classes_can_be_given():
+    g = make_grammar(K=5, symbols=(4, 4), choices=2, children=3, seed=0)
+    a = g.sample(7, torch.Generator().manual_seed(3))
+    b = g.sample(7, torch.Generator().manual_seed(3))
+    assert torch.equal(a[0], b[0]) and torch.equal(a[2], b[2])
+    _, _, y = g.sample(4, GEN, labels=torch.tensor([0, 4, 4, 1]))
+    assert y.tolist() == [0, 4, 4, 1]
+
+
+def test_grammar_net_shares_blocks_across_positions():
+    net = GrammarNet(vocab=5, K=3, depth=2, children=2, widths=(4, 6), hidden=8)
+    x = torch.randint(0, 5, (3, 4), generator=GEN)
+    (level1,) = net.levels(x)
+    swapped = x[:, [2, 3, 0, 1]]  # the two level-1 segments exchanged
+    (level1s,) = net.levels(swapped)
+    torch.testing.assert_close(level1[:, 0], level1s[:, 1])  # same block at every position
+    assert len(net.blocks) == 2 and isinstance(net.blocks[0][-1], torch.nn.LayerNorm)
+    with pytest.raises(ConfigError, match="word ids"):
+        net(torch.zeros(2, 5, dtype=torch.long))
+
+
+# --- GPT-2 ----------------------------------------------------------------------------------------
+def test_gpt2_classifier_and_language_model_tiny():
+    pytest.importorskip("transformers")
+    from nclab.models.gpt2 import GPT2Classifier, gpt2_language_model, word_embeddings
+
+    a = GPT2Classifier(12, 7, d=8, n_layer=1, n_head=2, num_classes=4, seed=5)
+    b = GPT2Classifier(12, 7, d=8, n_layer=1, n_head=2, num_classes=4, seed=5)
+    ids = torch.randint(0, 12, (3, 7), generator=GEN)
+    torch.testing.assert_close(a(ids), b(ids))  # the seed fixes the initialisation
+    logits, hidden = a(ids, output_hidden_states=True)
+    assert logits.shape == (3, 4) and len(hidden) == 2 and hidden[0].shape == (3, 7, 8)
+    assert word_embeddings(a, 11).shape == (11, 8)
+    lm = gpt2_language_model(12, 7, d=8, n_layer=1, n_head=2, seed=0)
+    assert lm.lm_head.weight.data_ptr() == lm.transformer.wte.weight.data_ptr()  # tied, as GPT-2
+    assert torch.isfinite(lm(input_ids=ids, labels=ids).loss)
+    with pytest.raises(ConfigError, match="multiple of n_head"):
+        GPT2Classifier(12, 7, d=9, n_layer=1, n_head=2, num_classes=4)
+
+
+TINY_TF = {
+    "nw": 30,
+    "L": 5,
+    "K": 12,
+    "nspl": 10,
+    "n_test": 3,
+    "d": 16,
+    "n_head": 2,
+    "n_layer": 1,
+    "epochs": 2,
+    "batch_size": 20,
+    "log_every": 3,
+    "checkpoint_every": 3,
+    "measure_sentences": 20,
+    "threads": 1,
+}
+
+
+@pytest.mark.parametrize(
+    "preset", ["a3-uniform-quick", pytest.param("a4-lm-quick", marks=pytest.mark.slow)]
+)
+def test_transformer_experiment_tiny(tmp_path, preset):
+    pytest.importorskip("transformers")
+    exp = get_experiment("fc-transformer")
+    s = run_experiment(exp, exp.config(preset, TINY_TF), tmp_path / "run", preset=preset)
+    key = "test_acc" if preset.startswith("a3") else "test_loss"
+    assert key in s and key in s["untrained"]
+    emb, layers = s["embedding_metrics"], s["layers"]
+    assert emb["items"] == 30 and len(layers) == 2  # embeddings + positions, after the block
+    assert s["untrained"]["emb_nc1_trace"] > 0 and s["nc1_vs_untrained"] > 0
+    assert (tmp_path / "run" / "figures" / "pca.png").is_file()
+    json.dumps(s)
+
+
+def _crash_at(monkeypatch, cls, step):
+    original = cls.train_step
+
+    def crash(self, i):
+        if i == step:
+            raise RuntimeError("interrupted")
+        return original(self, i)
+
+    monkeypatch.setattr(cls, "train_step", crash)
+    return original
+
+
+@pytest.mark.parametrize(
+    ("name", "preset", "over", "cls", "keys"),
+    [
+        pytest.param(
+            "fc-transformer",
+            "a3-uniform-quick",
+            TINY_TF,
+            tf_train.Trainer,
+            ("test_acc",),
+            marks=pytest.mark.slow,
+        ),
+        (
+            "fc-grammar",
+            "a5-cfg-quick",
+            {
+                "K": 6,
+                "symbols": [4, 4, 4],
+                "choices": 2,
+                "children": 2,
+                "widths": [4, 6, 6],
+                "hidden": 8,
+                "n_train": 60,
+                "n_test": 20,
+                "epochs": 2,
+                "batch_size": 10,
+                "log_every": 3,
+                "checkpoint_every": 3,
+            },
+            grammar_train.Trainer,
+            ("test_acc", "max_level_nc1_trace"),
+        ),
+    ],
+)
+def test_resume_gives_the_uninterrupted_numbers(
+    tmp_path, monkeypatch, name, preset, over, cls, keys
+):
+    if name == "fc-transformer":
+        pytest.importorskip("transformers")
+    exp = get_experiment(name)
+    cfg = exp.config(preset, over)
+    full = run_experiment(exp, cfg, tmp_path / "a")
+    original = _crash_at(monkeypatch, cls, 7)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        run_experiment(exp, cfg, tmp_path / "b")
+    assert RunDir(tmp_path / "b").checkpoint_path.is_file()
+    monkeypatch.setattr(cls, "train_step", original)
+    resumed = resume_run(tmp_path / "b")
+    for key in (*keys, "steps"):
+        assert resumed[key] == pytest.approx(full[key], rel=1e-6), key
+    assert len(RunDir(tmp_path / "b").read_metrics()) == len(RunDir(tmp_path / "a").read_metrics())
+
+
+def test_presets_validate():
+    for name in ("fc-transformer", "fc-grammar"):
+        exp = get_experiment(name)
+        for preset in exp.presets:
+            exp.config(preset)
+    tf = get_experiment("fc-transformer")
+    a3 = tf.config("a3-uniform")
+    assert (a3.d, a3.n_layer, a3.n_head, a3.K * a3.nspl, a3.epochs, a3.lr) == (
+        512,
+        2,
+        8,
+        500_000,
+        3,
+        1e-4,
+    )
+    assert (a3.weight_decay, a3.beta1, a3.beta2) == (0.1, 0.9, 0.95)
+    a4 = tf.config("a4-lm")
+    assert a4.task == "lm" and a4.K * a4.nspl == 1_000_000 and a4.epochs == 1
+    cfg = get_experiment("fc-grammar").config("a5-cfg")
+    assert (cfg.K, len(cfg.symbols), cfg.choices, cfg.children, cfg.n_test) == (100, 4, 5, 8, 1000)
