@@ -196,11 +196,15 @@ def test_certificate_refuses_what_the_theorem_does_not_cover(tmp_path):
 def test_claims_registered_and_judged():
     claims = {c.id: c for c in all_claims() if c.id.startswith("jacot/")}
     figures = {"jacot/fig1-mlp", "jacot/fig2-depth", "jacot/fig3-nonlinear-depth"}
-    assert set(claims) == figures | {"jacot/balancedness-rate"}
+    resnet = {"jacot/fig1-resnet20", "jacot/fig2-depth-resnet20"}  # GPU only: no quick preset
+    section5 = {"jacot/conditioning-minimiser", "jacot/ntk-bound", "jacot/edge-of-stability"}
+    assert set(claims) == figures | resnet | section5 | {"jacot/balancedness-rate"}
     for c in claims.values():
         spec = c.runs["main"]
-        assert spec.quick in EXP.presets and spec.full in EXP.presets
-        assert spec.full_needs_gpu == (c.id in figures)  # the rate's full preset runs on a CPU
+        assert (spec.quick is None) == (c.id in resnet) and spec.full in EXP.presets
+        assert spec.quick is None or spec.quick in EXP.presets
+        # the rate's and Section 5's full presets run on a CPU
+        assert spec.full_needs_gpu == (c.id in figures | resnet)
     fake = {
         "main": {
             "by_depth": {

@@ -33,6 +33,7 @@ CLAIM_MODULES = (
     "nclab.reproduce.claims.laurent",
     "nclab.reproduce.claims.laurent_appendix",
     "nclab.reproduce.claims.jacot",
+    "nclab.reproduce.claims.jacot_beyond",
 )
 
 REPRODUCED, PARTIAL, NOT_REPRODUCED, FAILED, NEEDS_GPU = (

@@ -29,6 +29,7 @@ PREDICTIONS: dict[str, str] = {
     "fc-thm3": "feature_collapse:fc_thm3",
     "jacot-bounds": "bounds:jacot_bounds",
     "jacot-conditioning": "jacot_conditioning:jacot_conditioning",
+    "jacot-ntk": "jacot_ntk:jacot_ntk",
 }
 
 

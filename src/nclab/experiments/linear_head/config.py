@@ -10,7 +10,7 @@ from pydantic import Field
 from ...config import Config
 from ..common.data import RealDataCfg
 
-Sweep = Literal["none", "linear_depth", "nonlinear_depth"]
+Sweep = Literal["none", "linear_depth", "nonlinear_depth", "lr"]
 
 
 class DataCfg(RealDataCfg):
@@ -20,6 +20,8 @@ class DataCfg(RealDataCfg):
     mixture_dim: int = 20
     mixture_separation: float = 3.0
     mixture_noise: float = 0.3
+    # keep only the classes 0 .. num_classes - 1 (None: all)
+    num_classes: int | None = None
 
 
 class ModelCfg(Config):
@@ -61,10 +63,21 @@ class LinearHeadConfig(Config):
     # log ||W_(l+1)^T W_(l+1) - W_l W_l^T||_op of the pairs l >= L1 with every record
     # (balance_rate.py: the per-step decay against (1 - lr wd)^2)
     track_imbalance: bool = False
+    # log the top Hessian eigenvalue of the training objective with every record (sharpness.py:
+    # the edge of stability, sharpness against 2 / lr), Lanczos steps per estimate
+    track_sharpness: bool = False
+    sharpness_iterations: int = 40
+    # after training: Prop 5.1 / Thm 5.2 bounds beside the measured kappas (minimiser.py), and with
+    # ntk also ||Theta||_op and Prop 5.3's bounds
+    conditioning: bool = False
+    ntk: bool = False
+    ntk_iterations: int = 300
     sweep: Sweep = "none"
     sweep_values: list[int] = Field(default_factory=list)
     sweep_weight_decays: list[float] = Field(default_factory=list)
     sweep_lrs: list[float] = Field(default_factory=list)
+    # the learning rate of a network is lr / L2 (eta = eta_0 / L2, Jacot et al. Section 5.2)
+    lr_over_linear_depth: bool = False
     wd_over_depth: bool = False
     checkpoint_every: int = 50
     device: str = "auto"

@@ -41,7 +41,47 @@ def draw(
     against depth of a sweep."""
     if cfg.sweep == "none":
         return collapse_figures(cfg, results, summary, run_dir)
+    if cfg.sweep == "lr":
+        return [lr_figure(cfg, results, summary, run_dir)]
     return [depth_figure(cfg, summary, run_dir)]
+
+
+def lr_figure(
+    cfg, results: list[tuple[dict, dict, list]], summary: dict[str, Any], run_dir: RunDir
+) -> Path:
+    """The edge of stability: the sharpness (top Hessian eigenvalue of the training objective)
+    against epochs for each step size, beside the stability thresholds 2 / lr, and the head's
+    conditioning and NC2 of Z_(L-1) at the end against the step size (±1 std over seeds)."""
+    from ...report.figures import Panel, save_panels
+
+    by_lr: dict[float, list[list[dict]]] = defaultdict(list)
+    for job, _, hist in results:
+        by_lr[job["lr"]].append(hist)
+    sharp = {f"lr {lr:.3g}": _band(h, ("sharpness",)) for lr, h in sorted(by_lr.items())}
+    lines = [(2.0 / lr, f"2 / {lr:.3g}") for lr in sorted(by_lr)]
+    recs = [summary["by_lr"][k] for k in sorted(summary["by_lr"], key=int)]
+    panels = [
+        Panel("sharpness vs 2 / lr", sharp, xlabel="epoch", logy=True, hlines=lines),
+        Panel("sharpness x lr / 2", _ratio_series(by_lr), xlabel="epoch", hlines=[(1.0, "EoS")]),
+    ]
+    for title, d in (("κ(W_L)", "cond_kappa_wl"), ("NC2 of Z_(L-1)", "nc2_last")):
+        pts = [(r["lr"], r.get(d), r["std"].get(d) or 0.0) for r in recs if r.get(d) is not None]
+        series = {d: tuple(map(list, zip(*pts, strict=True)))} if pts else {}
+        panels.append(Panel(title, series, xlabel="lr", logx=True))
+    return save_panels(
+        run_dir.figures / "edge_of_stability.png",
+        panels,
+        suptitle=f"{cfg.data.name}: {cfg.model.L1} + {cfg.model.L2} layers, full-batch GD, "
+        f"wd {cfg.train.weight_decay:g}",
+    )
+
+
+def _ratio_series(by_lr: dict[float, list[list[dict]]]) -> dict[str, tuple[list, list, list]]:
+    out = {}
+    for lr, hists in sorted(by_lr.items()):
+        xs, ms, ss = _band(hists, ("sharpness",))
+        out[f"lr {lr:.3g}"] = (xs, [m * lr / 2 for m in ms], [v * lr / 2 for v in ss])
+    return out
 
 
 def collapse_figures(

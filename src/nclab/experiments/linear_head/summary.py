@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .balance_rate import rate_derived
+from .minimiser import conditioning_derived
+from .sharpness import sharpness_derived
 
 SCALARS = ("train_mse", "train_acc", "test_acc")
 METRICS = ("nc1_trace", "nc2_kappa", "nc2_of", "nc3_cos", "balancedness", "negativity")
@@ -58,22 +60,27 @@ def derived(summary: dict[str, Any], history: list[dict[str, Any]]) -> dict[str,
     neg = [v for ell in range(1, L1 + 1) if (v := get(ell, "negativity")) is not None]
     lin_bal = [v for v in lin_bal if v is not None]
     lin_bal0 = [v for v in lin_bal0 if v is not None]
-    return rate_derived(summary, history) | {
-        "nc1_last": get(L - 1, "nc1_trace"),
-        "nc1_last_start": get(L - 1, "nc1_trace", first_by),
-        "nc2_head_input": get(L1, "nc2_kappa"),
-        "nc2_last": get(L - 1, "nc2_kappa"),
-        "nc2_head_decrease": (sum(b < a for a, b in steps) / len(steps)) if steps else None,
-        "gram_of_last": get(L - 1, "nc2_of"),
-        "gram_of_last_start": get(L - 1, "nc2_of", first_by),
-        "balancedness_linear_max": max(lin_bal) if lin_bal else None,
-        "balancedness_linear_mean": sum(lin_bal) / len(lin_bal) if lin_bal else None,
-        "balancedness_linear_start": max(lin_bal0) if lin_bal0 else None,
-        "balancedness_nonlinear_mean": sum(nl_bal) / len(nl_bal) if nl_bal else None,
-        "balancedness_nonlinear_min": min(nl_bal) if nl_bal else None,
-        "negativity_mean": sum(neg) / len(neg) if neg else None,
-        "negativity_min": min(neg) if neg else None,
-    }
+    extra = rate_derived(summary, history) | sharpness_derived(history)
+    return (
+        extra
+        | conditioning_derived(summary)
+        | {
+            "nc1_last": get(L - 1, "nc1_trace"),
+            "nc1_last_start": get(L - 1, "nc1_trace", first_by),
+            "nc2_head_input": get(L1, "nc2_kappa"),
+            "nc2_last": get(L - 1, "nc2_kappa"),
+            "nc2_head_decrease": (sum(b < a for a, b in steps) / len(steps)) if steps else None,
+            "gram_of_last": get(L - 1, "nc2_of"),
+            "gram_of_last_start": get(L - 1, "nc2_of", first_by),
+            "balancedness_linear_max": max(lin_bal) if lin_bal else None,
+            "balancedness_linear_mean": sum(lin_bal) / len(lin_bal) if lin_bal else None,
+            "balancedness_linear_start": max(lin_bal0) if lin_bal0 else None,
+            "balancedness_nonlinear_mean": sum(nl_bal) / len(nl_bal) if nl_bal else None,
+            "balancedness_nonlinear_min": min(nl_bal) if nl_bal else None,
+            "negativity_mean": sum(neg) / len(neg) if neg else None,
+            "negativity_min": min(neg) if neg else None,
+        }
+    )
 
 
 def aggregate(group: list[tuple[dict, dict, list]]) -> dict[str, Any]:
@@ -118,8 +125,8 @@ def summarize(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]:
 def sweep_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]:
     """A depth sweep: one record per (depth, weight decay or learning rate), one per depth
     (``by_depth``: the derived scalars), and the layers of the deepest networks."""
-    key = "L2" if cfg.sweep == "linear_depth" else "L1"
-    other = "wd_group" if cfg.sweep == "linear_depth" else "lr"
+    key = {"linear_depth": "L2", "nonlinear_depth": "L1", "lr": "lr0"}[cfg.sweep]
+    other = "lr" if cfg.sweep == "nonlinear_depth" else "wd_group"
     groups: dict[tuple, list] = defaultdict(list)
     depth: dict[int, list] = defaultdict(list)
     for job, s, h in results:
@@ -130,20 +137,25 @@ def sweep_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]
         rec = aggregate(grp)
         rec.update({key: v, "weight_decay" if other == "wd_group" else "lr": o})
         out["sweep"].append(rec)
-    out["by_depth"] = {}
-    for v, grp in sorted(depth.items()):
+    by = "by_lr" if cfg.sweep == "lr" else "by_depth"
+    out[by] = {}
+    for i, (v, grp) in enumerate(sorted(depth.items())):
         agg = aggregate(grp)
-        out["by_depth"][str(v)] = {
+        # a learning-rate sweep is keyed by position (0 = smallest): a float has a dot
+        out[by][str(i) if cfg.sweep == "lr" else str(v)] = {
             **agg["derived"],
             "std": agg["std"]["derived"],
             "test_acc": agg["test_acc"],
             "train_mse": agg["train_mse"],
             "n": agg["n"],
         }
+        if cfg.sweep == "lr":
+            out[by][str(i)] |= {"lr0": v, "lr": grp[0][0]["lr"], "train_acc": agg["train_acc"]}
     deepest = max(depth)
     top = aggregate(depth[deepest])
     for k in ("layers", "train_mse", "train_acc", "test_acc", "certificate", "derived"):
         out[k] = top[k]
-    out["std"] = {**top["std"], "by_depth": {v: d["std"] for v, d in out["by_depth"].items()}}
-    out["layers_from"] = f"{key} = {deepest} (the deepest of the sweep)"
+    out["std"] = {**top["std"], by: {v: d["std"] for v, d in out[by].items()}}
+    what = "the largest step" if cfg.sweep == "lr" else "the deepest"
+    out["layers_from"] = f"{key} = {deepest} ({what} of the sweep)"
     return out

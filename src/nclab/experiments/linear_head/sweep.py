@@ -17,6 +17,7 @@ from .distributed import ranks_agree, setup_distributed
 def units(cfg: LinearHeadConfig) -> list[dict[str, Any]]:
     """One training run per (depth, weight decay / learning rate, seed) of the sweep."""
     seeds = [cfg.seed + i for i in range(max(1, cfg.seeds))]
+    per = cfg.model.L2 if cfg.lr_over_linear_depth else 1
     if cfg.sweep == "none":
         return [
             {
@@ -25,10 +26,12 @@ def units(cfg: LinearHeadConfig) -> list[dict[str, Any]]:
                 "L1": cfg.model.L1,
                 "L2": cfg.model.L2,
                 "weight_decay": cfg.train.weight_decay,
-                "lr": cfg.train.lr,
+                "lr": cfg.train.lr / per,
             }
             for s in seeds
         ]
+    if cfg.sweep == "lr":
+        return _lr_units(cfg, seeds, per)
     if not cfg.sweep_values:
         from ...errors import ConfigError
 
@@ -42,6 +45,7 @@ def units(cfg: LinearHeadConfig) -> list[dict[str, Any]]:
             for lr in lrs:
                 for s in seeds:
                     eff = wd / (L1 + L2) if cfg.wd_over_depth else wd
+                    step = lr / L2 if cfg.lr_over_linear_depth else lr
                     out.append(
                         {
                             "label": f"L1-{L1}_L2-{L2}_wd-{wd:g}_lr-{lr:g}_seed-{s}",
@@ -49,15 +53,56 @@ def units(cfg: LinearHeadConfig) -> list[dict[str, Any]]:
                             "L1": L1,
                             "L2": L2,
                             "weight_decay": eff,
-                            "lr": lr,
+                            "lr": step,
                             "wd_group": wd,
                         }
                     )
     return out
 
 
+def _lr_units(cfg: LinearHeadConfig, seeds: list[int], per: int) -> list[dict[str, Any]]:
+    """A learning-rate sweep at fixed depths: one unit per (lr in sweep_lrs, seed); with
+    ``lr_over_linear_depth`` the step is lr / L2 (``lr0`` keeps the sweep's value)."""
+    if not cfg.sweep_lrs:
+        from ...errors import ConfigError
+
+        raise ConfigError("sweep = 'lr' needs sweep_lrs (the learning rates)")
+    m, wd = cfg.model, cfg.train.weight_decay
+    return [
+        {
+            "label": f"lr-{lr:g}_seed-{s}",
+            "seed": s,
+            "L1": m.L1,
+            "L2": m.L2,
+            "weight_decay": wd,
+            "lr": lr / per,
+            "lr0": lr,
+            "wd_group": wd,
+        }
+        for lr in cfg.sweep_lrs
+        for s in seeds
+    ]
+
+
 def load_data(cfg: LinearHeadConfig):
-    """The training and test data: a real data set (flattened for the MLP) or a Gaussian mixture."""
+    """The training and test data: a real data set (flattened for the MLP) or a Gaussian mixture,
+    restricted to the first ``data.num_classes`` classes when set."""
+    split = _load_all(cfg)
+    k = cfg.data.num_classes
+    if k is None or k == split.num_classes:
+        return split
+    if not 2 <= k <= split.num_classes:
+        from ...errors import ConfigError
+
+        raise ConfigError(f"data.num_classes must be in 2..{split.num_classes}, got {k}")
+    tr, te = split.y_train < k, split.y_test < k
+    split.x_train, split.y_train = split.x_train[tr], split.y_train[tr]
+    split.x_test, split.y_test = split.x_test[te], split.y_test[te]
+    split.num_classes = k
+    return split
+
+
+def _load_all(cfg: LinearHeadConfig):
     d = cfg.data
     if d.name == "mixture":
         from ...data.mixtures import gaussian_mixture
@@ -73,7 +118,11 @@ def load_data(cfg: LinearHeadConfig):
             seed=cfg.seed,
             standardize=d.standardize,
         )
-    return load_real(d, cfg.seed, flatten=cfg.model.backbone == "none")
+    split = load_real(d, cfg.seed, flatten=cfg.model.backbone == "none")
+    if cfg.model.backbone != "none" and d.name == "digits":  # 1 x 8 x 8 images for the ResNet
+        split.x_train = split.x_train.reshape(-1, 1, 8, 8)
+        split.x_test = split.x_test.reshape(-1, 1, 8, 8)
+    return split
 
 
 def run(cfg: LinearHeadConfig, run_dir: RunDir) -> dict[str, Any]:

@@ -26,6 +26,8 @@ from ...train import TrainState, fit
 from .balance_rate import pair_imbalance
 from .distributed import sum_over_ranks
 from .measure import certificate, layer_label, measure_layers
+from .minimiser import report as conditioning_report
+from .sharpness import training_sharpness
 
 
 def build_model(cfg, job: dict[str, Any], input_shape: tuple[int, ...], K: int) -> LinearHeadMLP:
@@ -96,7 +98,8 @@ class UnitTraining:
         if world > 1:
             self.model, self.net = _ddp(self.model, device)
         t = cfg.train
-        self.opt = make_optimizer(cfg, self.model.parameters(), job["lr"], job["weight_decay"])
+        self.wd = job["weight_decay"]
+        self.opt = make_optimizer(cfg, self.model.parameters(), job["lr"], self.wd)
         drop = [max(1, round(t.lr_drop_at * t.epochs))] if t.lr_drop_at < 1.0 else []
         self.sched = torch.optim.lr_scheduler.MultiStepLR(self.opt, drop, gamma=t.lr_drop_factor)
         self.x, self.y = data.x_train.to(device), data.y_train.to(device)
@@ -178,6 +181,11 @@ class UnitTraining:
         }
         if self.cfg.track_imbalance:
             rec["imbalance"] = pair_imbalance(self.model)
+        if self.cfg.track_sharpness:
+            t = self.cfg.train
+            rec["sharpness"] = training_sharpness(
+                self.model, self.x, self.y, self.K, t.loss, self.wd, self.cfg.sharpness_iterations
+            )
         if final:
             self.final.update(res)
         return rec
@@ -214,4 +222,6 @@ def train_unit(
         epochs=cfg.train.epochs,
         steps_per_epoch=-(-u.N // u.B),
     )
+    if cfg.conditioning:
+        summary["conditioning"] = conditioning_report(cfg, u.model, u.x, u.y, u.K, u.wd)
     return summary, history

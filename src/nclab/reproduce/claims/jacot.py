@@ -9,6 +9,8 @@ checks are the paper's qualitative directions with margins; derived quantities a
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..registry import Check, Claim, Equals, Ratio, RunSpec
 
 PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
@@ -325,5 +327,44 @@ CLAIMS = [
         note="The rule is exact for consecutive bias-free linear layers under SGD without momentum "
         "(tests/test_balancedness_recursion.py); the pair straddling the last ReLU, momentum and "
         "Adam do not follow it (docs/theory-jacot.md).",
+    ),
+]
+
+
+def _resnet20(base_id: str, new_id: str, full: str, cpu: str, seeds: int) -> Claim:
+    """The claim ``base_id`` on the paper's ResNet20 backbone (CIFAR-10, GPU only: no quick
+    preset; the CPU presets ``*-resnet20-digits`` show the trend on a narrow ResNet20, with their
+    numbers in docs/linear-head.md)."""
+    base = next(c for c in CLAIMS if c.id == base_id)
+    return dataclasses.replace(
+        base,
+        id=new_id,
+        where=f"{base.where} (ResNet20 backbone on CIFAR-10)",
+        claim=f"With a ResNet20 backbone followed by the MLP and linear head: {base.claim}",
+        runs={
+            "main": RunSpec("linear-head", quick=None, full=full, full_needs_gpu=True, seeds=seeds)
+        },
+        quick_seconds=0.0,
+        smaller={},
+        note=f"GPU only (CIFAR-10 files from data.data_dir). On a CPU, nclab run linear-head "
+        f"--preset {cpu} runs a narrow ResNet20 (base width 4) on the 8 x 8 digits: "
+        "docs/linear-head.md has its numbers.",
+    )
+
+
+CLAIMS += [
+    _resnet20(
+        "jacot/fig1-mlp",
+        "jacot/fig1-resnet20",
+        "fig1-resnet20-cifar10-gpu",
+        "fig1-resnet20-digits",
+        seeds=1,
+    ),
+    _resnet20(
+        "jacot/fig2-depth",
+        "jacot/fig2-depth-resnet20",
+        "fig2-depth-resnet20-cifar10-gpu",
+        "fig2-depth-resnet20-digits",
+        seeds=2,
     ),
 ]
