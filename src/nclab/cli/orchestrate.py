@@ -99,7 +99,10 @@ def reproduce(
     backend: str = BACKEND_OPT,
     workers: int = WORKERS_OPT,
     address: str = ADDRESS_OPT,
-    list_: bool = typer.Option(False, "--list", help="List the claims and exit."),
+    list_: bool = typer.Option(False, "--list", help="List the claims (one line each) and exit."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="With --list: papers, claims and instances in full."
+    ),
     markdown: bool = typer.Option(False, "--markdown", help="With --list: a Markdown table."),
     json: bool = JSON_OPT,
 ) -> None:
@@ -108,7 +111,7 @@ def reproduce(
 
     claims = select(ids or [])
     if list_:
-        _list_claims(claims, json, markdown)
+        _list_claims(claims, json, markdown, verbose)
         return
     from ..reproduce.runner import reproduce as run_reproduce
 
@@ -143,8 +146,9 @@ def _result_row(r) -> dict:
     }
 
 
-def _list_claims(claims, json: bool, markdown: bool) -> None:
-    """``nclab reproduce --list``: JSON, a Markdown table or a rich table."""
+def _list_claims(claims, json: bool, markdown: bool, verbose: bool = False) -> None:
+    """``nclab reproduce --list``: one line per claim; JSON, a Markdown table or (``--verbose``) a
+    rich table of everything."""
     from ..report.claims_report import claims_markdown, fmt_secs
 
     rows = _claims_table(claims)
@@ -153,6 +157,9 @@ def _list_claims(claims, json: bool, markdown: bool) -> None:
         return
     if markdown:
         print(claims_markdown(claims), end="")
+        return
+    if not verbose:
+        print(compact_claims(claims, fmt_secs))
         return
     from rich.table import Table
 
@@ -168,6 +175,30 @@ def _list_claims(claims, json: bool, markdown: bool) -> None:
             full += f" (smaller instance: {c.smaller['full']})"
         t.add_row(r["id"], f"{c.paper}, {c.where}", c.claim, quick_s, full)
     console().print(t)
+
+
+def compact_claims(claims, fmt_secs, width: int = 80) -> str:
+    """One line per claim, at most ``width`` columns: id, quick and full run times (``*`` smaller
+    instance than the paper's, ``GPU``), where in the paper, cut to what is left."""
+    cells = []
+    for c in claims:
+        quick = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
+        full = ("GPU " if c.needs_gpu("full") else "") + fmt_secs(c.full_seconds)
+        star = {m: "*" if c.smaller.get(m) else " " for m in ("quick", "full")}
+        cells.append((c.id, quick + star["quick"], full + star["full"], " ".join(c.where.split())))
+    head = ("claim", "quick ", "full ", "in the paper")
+    w = [max(len(r[i]) for r in [head, *cells]) for i in range(3)]
+    lines = []
+    for cid, quick, full, where in [head, *cells]:
+        line = f"{cid:<{w[0]}}  {quick:>{w[1]}}  {full:>{w[2]}}  "
+        room = width - len(line)
+        lines.append(line + (where if len(where) <= room else where[: max(room - 1, 0)] + "…"))
+    lines.append(
+        "* a smaller instance than the paper's\n"
+        "nclab reproduce ID: run one claim (--full: the paper's presets)\n"
+        "nclab reproduce --list --verbose: papers, claims, instances in full; --json: all"
+    )
+    return "\n".join(lines)
 
 
 @app.command()

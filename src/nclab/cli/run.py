@@ -15,6 +15,12 @@ def default_out(experiment: str, preset: str | None) -> Path:
     return Path("runs") / f"{experiment}-{preset or 'default'}-{stamp}"
 
 
+def announce(out: Path, verb: str) -> None:
+    """Say on stderr, before any work, where the run directory goes (and how to choose it)."""
+    where = out if out.is_absolute() else f"{out} (in {Path.cwd()})"
+    typer.echo(f"nclab {verb}: writing the run directory {where}; --out DIR chooses it", err=True)
+
+
 def print_summary(summary: dict, out: Path) -> None:
     from ..tables import kv_table
 
@@ -73,6 +79,7 @@ def run_cmd(
             print(cfg.to_toml())
             return
         out_dir = out or default_out(experiment, preset or exp.default_preset)
+        announce(Path(out_dir), "run")
         summary = run_experiment(
             exp, cfg, out_dir, seeds=seeds, preset=preset or exp.default_preset
         )
@@ -109,16 +116,20 @@ def _resolve_config(exp, preset: str | None, config: Path | None, overrides: lis
 
 @app.command()
 def demo(
-    out: Path = typer.Option(None, "--out", "-o", help="Run directory (default runs/demo-<time>)."),
+    out: Path = typer.Option(
+        None, "--out", "-o", help="Run directory (default runs/demo-default-<time>, here)."
+    ),
     epochs: int = typer.Option(None, help="Training epochs (default from the demo config)."),
     json: bool = JSON_OPT,
 ) -> None:
-    """Train a small MLP on the bundled digits for a few seconds and measure collapse layer by layer."""
+    """Train a small MLP on the bundled digits for a few seconds and measure collapse layer by layer
+    (into runs/ under the current directory, or --out DIR)."""
     from ..experiments import get_experiment, run_experiment
 
     exp = get_experiment("demo")
     cfg = exp.config(None, [f"epochs={epochs}"] if epochs else [])
     out_dir = out or default_out("demo", None)
+    announce(Path(out_dir), "demo")
     summary = run_experiment(exp, cfg, out_dir)
     if json:
         emit_json(summary)

@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from ._app import app, console, emit_json
+from ._theory_help import help_text, option
 
 SEQUENCES = (list, tuple, collections.abc.Sequence)
 
@@ -91,10 +92,12 @@ def parse_params(fn, args: list[str]) -> dict[str, Any]:
         key, _, inline = tok[2:].partition("=")
         pname = key.replace("-", "_") if key.replace("-", "_") in params else lower.get(key.lower())
         if pname is None:
-            raise TheoryError(
-                f"unknown parameter --{key}; parameters: "
-                + ", ".join("--" + p.replace("_", "-") for p in params)
-            )
+            import difflib
+
+            options = [option(p) for p in params]
+            close = difflib.get_close_matches("--" + key.replace("_", "-"), options, n=2)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            raise TheoryError(f"unknown parameter --{key}{hint}; parameters: {', '.join(options)}")
         ann = hints.get(pname, str)
         if inline:
             val_text = inline
@@ -112,43 +115,56 @@ def parse_params(fn, args: list[str]) -> dict[str, Any]:
         p for p, v in params.items() if v.default is inspect.Parameter.empty and p not in out
     ]
     if missing:
-        raise TheoryError(
-            "missing parameters: " + ", ".join("--" + p.replace("_", "-") for p in missing)
-        )
+        raise TheoryError("missing parameters: " + ", ".join(option(p) for p in missing))
     return out
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def as_options(message: str, params) -> str:
+    """A theory function's error in the command line's spelling: its parameter names (``lambda_w``
+    anywhere, a one-word name such as ``K`` where it opens the message) as options
+    (``--lambda-w``, ``--K``)."""
+    import re
+
+    for p in sorted(params, key=len, reverse=True):
+        if "_" in p:
+            message = re.sub(rf"(?<![\w-]){re.escape(p)}\b", option(p), message)
+        elif message.startswith(p + " "):
+            message = option(p) + message[len(p) :]
+    return message
+
+
+@app.command(
+    add_help_option=False,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
 def theory(
     ctx: typer.Context,
     name: str = typer.Argument(None, help="Prediction name (nclab theory --list)."),
     list_: bool = typer.Option(False, "--list", help="List the predictions and their parameters."),
     json: bool = typer.Option(False, "--json", help="Print machine-readable JSON on stdout."),
+    help_: bool = typer.Option(
+        False, "--help", "-h", help="This help; nclab theory NAME --help: NAME's parameters."
+    ),
 ) -> None:
     """Print a closed-form prediction, e.g. nclab theory fc-thm1 --nc 3 --nw 1200 --L 15 --K 1000 --lam 1e-3"""
     from ..errors import TheoryError
-    from ..theory import PREDICTIONS, get_prediction
+    from ..theory import get_prediction
 
+    if help_ and name is None:
+        print(ctx.get_help())
+        return
     if list_ or name is None:
-        rows = {}
-        for pname in PREDICTIONS:
-            try:
-                fn = get_prediction(pname)
-                rows[pname] = {
-                    "params": list(inspect.signature(fn).parameters),
-                    "doc": summary_line(fn),
-                }
-            except TheoryError as exc:
-                rows[pname] = {"params": [], "doc": f"(unavailable: {exc})"}
-        if json:
-            emit_json(rows)
-        else:
-            for pname, r in rows.items():
-                print(f"{pname}: {r['doc']}\n  params: {', '.join(r['params'])}")
+        _list(json)
         return
     fn = get_prediction(name)
+    if help_:
+        print(help_text(name, fn, summary_line(fn)))
+        return
     params = parse_params(fn, list(ctx.args))
-    pred = fn(**params)
+    try:
+        pred = fn(**params)
+    except TheoryError as exc:
+        raise TheoryError(as_options(str(exc), inspect.signature(fn).parameters)) from None
     out = {"name": name, "params": params, "prediction": pred.to_dict()}
     if json:
         emit_json(out)
@@ -158,9 +174,30 @@ def theory(
     flat = {}
     for k, v in out["prediction"].items():
         flat[k] = v if not isinstance(v, list | dict) else str(v)
-    c = console()
-    c.print(
-        kv_table(
-            flat, title=f"{name} " + " ".join(f"{k}={v}" for k, v in params.items()), key="quantity"
-        )
-    )
+    title = f"{name} " + " ".join(f"{option(k)} {v}" for k, v in params.items())
+    console().print(kv_table(flat, title=title, key="quantity"))
+
+
+def _list(json: bool) -> None:
+    """``nclab theory --list``: every prediction, its first sentence and its options."""
+    from ..errors import TheoryError
+    from ..theory import PREDICTIONS, get_prediction
+
+    rows = {}
+    for pname in PREDICTIONS:
+        try:
+            fn = get_prediction(pname)
+            names = list(inspect.signature(fn).parameters)
+            rows[pname] = {
+                "params": names,
+                "options": [option(p) for p in names],
+                "doc": summary_line(fn),
+            }
+        except TheoryError as exc:
+            rows[pname] = {"params": [], "options": [], "doc": f"(unavailable: {exc})"}
+    if json:
+        emit_json(rows)
+        return
+    for pname, r in rows.items():
+        print(f"{pname}: {r['doc']}\n  {' '.join(r['options'])}")
+    print("\nnclab theory NAME --help: NAME's parameters, with their meaning and defaults.")

@@ -1,0 +1,125 @@
+"""Issue 12, item 8: the command line's help, lists and messages.
+
+``nclab theory NAME --help`` lists NAME's parameters; the list, the help and the errors spell a
+parameter as its option (``--lambda-w``); ``reproduce --list`` fits 80 columns; ``demo`` says where
+it writes; ``--help`` and the ``--list`` verbs import no torch.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nclab.theory import PREDICTIONS, get_prediction
+from test_cli_theory import run  # main(args) -> (exit code, stdout, stderr)
+
+
+def option_blocks(help_text: str) -> dict[str, str]:
+    """``{"--lambda-w": "its line and continuation lines"}`` of ``nclab theory NAME --help``."""
+    blocks: dict[str, str] = {}
+    current = None
+    for line in help_text.splitlines():
+        if line.startswith("  --"):
+            current = line.split()[0]
+            blocks[current] = line
+        elif current and line.startswith("    "):
+            blocks[current] += " " + line.strip()
+        else:
+            current = None
+    return blocks
+
+
+@pytest.mark.parametrize("name", list(PREDICTIONS))
+def test_theory_name_help_lists_every_parameter(name, capsys):
+    code, out, _ = run(["theory", name, "--help"], capsys)
+    assert code == 0 and f"Usage: nclab theory {name}" in out
+    blocks = option_blocks(out)
+    for p, par in inspect.signature(get_prediction(name)).parameters.items():
+        block = blocks[f"--{p.replace('_', '-')}"]
+        if par.default is inspect.Parameter.empty:
+            assert block.endswith("[required]"), block
+        else:
+            assert block.endswith(f"[default {par.default!r}]"), block
+
+
+def test_ufm_mse_help_gives_meaning_and_defaults(capsys):
+    _, out, _ = run(["theory", "ufm-mse", "--help"], capsys)
+    assert "--lambda-w FLOAT" in out and "weight decay on the classifier W" in out
+    assert "number of classes" in out and "[required]" in out
+    _, out, _ = run(["theory", "ufm-ce", "--help"], capsys)
+    assert "--lambda-b FLOAT" in out and "[default 0.0]" in out and "[default 'none']" in out
+
+
+def test_list_help_and_errors_spell_parameters_as_options(capsys):
+    _, out, _ = run(["theory", "--list"], capsys)
+    assert "--lambda-w" in out and "lambda_w" not in out
+    base = ["theory", "ufm-mse", "--K", "3", "--n", "2", "--d", "4", "--lambda-h", "1"]
+    code, _, err = run([*base, "--lambda-w", "-1"], capsys)
+    assert code == 2 and "--lambda-w must be" in err and "lambda_w" not in err
+    code, _, err = run([*base, "--lambda_w", "x"], capsys)  # as the user typed it
+    assert code == 2 and "--lambda_w: cannot read 'x'" in err
+    code, _, err = run([*base, "--lambda-v", "1"], capsys)
+    assert code == 2 and "did you mean --lambda-w" in err
+    code, out, _ = run(["theory", "--list", "--json"], capsys)
+    assert json.loads(out)["ufm-mse"]["options"][-2:] == ["--lambda-w", "--lambda-h"]
+
+
+def test_reproduce_list_is_one_line_per_claim_within_80_columns(capsys):
+    from nclab.reproduce.registry import all_claims
+
+    code, out, _ = run(["reproduce", "--list"], capsys)
+    lines = out.rstrip("\n").splitlines()
+    ids = [c.id for c in all_claims()]
+    assert code == 0 and max(len(li) for li in lines) <= 80
+    assert [li.split()[0] for li in lines[1 : 1 + len(ids)]] == ids
+    assert len(lines) <= len(ids) + 4
+    _, verbose, _ = run(["reproduce", "--list", "--verbose"], capsys)
+    assert all_claims()[0].claim.split()[0] in verbose
+
+
+def test_demo_says_where_it_writes(capsys, monkeypatch, tmp_path):
+    import nclab.experiments as experiments
+
+    seen = {}
+
+    def fake_run(exp, cfg, out_dir, **kw):
+        seen["out"] = out_dir
+        return {"layers": {}, "train_acc": 1.0, "test_acc": 1.0, "seconds": 0.0}
+
+    monkeypatch.setattr(experiments, "run_experiment", fake_run)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(["demo", "--json"], capsys)
+    assert code == 0 and str(seen["out"]).startswith("runs/demo-")
+    assert f"writing the run directory {seen['out']} (in {tmp_path})" in err and "--out" in err
+    code, _, err = run(["demo", "--json", "--out", str(tmp_path / "d")], capsys)
+    assert seen["out"] == tmp_path / "d" and str(tmp_path / "d") in err
+    _, out, _ = run(["demo", "--help"], capsys)
+    assert "--out" in out and "runs/" in out
+
+
+TORCH_FREE = [
+    ["--help"],
+    ["theory", "--list"],
+    ["theory", "ufm-mse", "--help"],
+    ["reproduce", "--list"],
+]  # not `run --list` yet: every experiment package's __init__ imports torch (issue 12, item 8)
+
+
+@pytest.mark.parametrize("args", TORCH_FREE, ids=" ".join)
+def test_help_and_list_verbs_import_no_torch(args):
+    code = (
+        "import contextlib, io, sys\n"
+        "from nclab.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        f"        main({args!r})\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "False", out.stdout + out.stderr
