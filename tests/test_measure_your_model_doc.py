@@ -1,0 +1,65 @@
+"""docs/measure-your-model.md runs as written: its Python blocks in order as one script, and the block
+headed ``# file: collapse_ddp.py`` as its own script under torchrun with 2 gloo processes."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "measure-your-model.md"
+FILE = re.compile(r"^# file: (\S+)")
+
+
+def blocks() -> tuple[list[str], dict[str, str]]:
+    """(the in-process blocks in order, {file name: block} for blocks headed '# file: NAME')."""
+    inline, files = [], {}
+    for block in re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S):
+        m = FILE.match(block)
+        if m:
+            files[m.group(1)] = block
+        else:
+            inline.append(block)
+    return inline, files
+
+
+def test_the_tutorial_runs_as_one_script(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("accelerate", reason="the HF Trainer needs accelerate>=1.1")
+    monkeypatch.chdir(tmp_path)
+    inline, _ = blocks()
+    assert len(inline) >= 6
+    scope = {"__name__": "measure_your_model"}
+    exec(compile("\n".join(inline), str(DOC), "exec"), scope)
+    out = capsys.readouterr().out
+    assert "ResNet18 from " in out and "tokens measured" in out
+    assert out.count("epoch ") >= 2  # the Trainer's per-epoch collapse lines
+    assert scope["result"].stats["lm_head:input"].num_samples == scope["tokens"] > 0
+    assert sorted(scope["metric"].skipped) == ["nc4", "ncc_acc"]
+
+
+def test_the_ddp_script_runs_under_torchrun(tmp_path):
+    _, files = blocks()
+    script = tmp_path / "collapse_ddp.py"
+    script.write_text(files["collapse_ddp.py"])
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "src")}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "2 processes against one" in run.stdout
