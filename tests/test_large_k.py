@@ -146,3 +146,23 @@ def test_tiled_equals_untiled():
         set_memory_budget(old)
     for key in fns:
         assert abs(tiled[key] - untiled[key]) <= 1e-13 * abs(untiled[key]), key
+
+
+def test_float32_search_defers_near_ties_to_float64():
+    """K >= FAST_MIN_CLASSES: decisions searched in float32; rows the float32 scores cannot order
+    (classifier rows 1e-9 apart, centres 1e-9 apart) are decided in float64, as the dense code."""
+    from nclab._kernels import FAST_MIN_CLASSES, classifier_sums
+
+    g = torch.Generator().manual_seed(7)
+    k, d, n = max(FAST_MIN_CLASSES, 100), 16, 500
+    w = torch.randn(k, d, generator=g, dtype=F64)
+    w[1] = w[0] + 1e-9 * torch.randn(d, generator=g, dtype=F64)  # float32 cannot tell them apart
+    x = w[torch.arange(n) % k] + 0.1 * torch.randn(n, d, generator=g, dtype=F64)
+    y = torch.arange(n) % k
+    b = torch.zeros(k, dtype=F64)
+    pred = classifier_sums(x, y, w, b)[3]
+    assert torch.equal(pred, (x @ w.T + b).argmax(1))
+    c = w.clone()
+    sq = (c * c).sum(1)
+    dense = torch.cdist(x, c).argmin(1)
+    assert torch.equal(nearest_centre(x, c, sq), dense)

@@ -142,7 +142,13 @@ def classifier_sums(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.
     Zero features contribute 0 to the cosine sum; the caller decides what they mean.
 
     x_i . w_{y_i} is read off the logits x W^T, so no N x D matrix of gathered rows is formed."""
-    if x.shape[0] * w.shape[0] * 8 * 2 <= _Budget.bytes:
+    if w.shape[0] >= FAST_MIN_CLASSES:  # float32 search, suspect rows decided in float64
+        dots = torch.einsum("nd,nd->n", x, w[y])
+        pred, suspect = _fast_best(x, w, b, 1.0, largest=True)
+        near = suspect.nonzero().flatten()
+        if near.numel():
+            pred[near] = best_columns(x[near], w, b, 1.0, largest=True)[0]
+    elif x.shape[0] * w.shape[0] * 8 * 2 <= _Budget.bytes:
         logits = x @ w.T
         dots = logits.gather(1, y[:, None]).squeeze(1)
         pred = (logits + b if b is not None else logits).argmax(1)
@@ -202,7 +208,7 @@ def best_columns(
     """
     n, k = a.shape[0], b.shape[0]
     block = max(1, _Budget.bytes // (8 * 2 * max(n, 1)))
-    best = torch.full((n,), -math.inf, dtype=F64, device=a.device)
+    best = torch.full((n,), -math.inf, dtype=a.dtype, device=a.device)
     second = best.clone()
     idx = torch.zeros(n, dtype=torch.int64, device=a.device)
     rows = torch.arange(n, device=a.device)
@@ -225,17 +231,51 @@ def best_columns(
     return idx, best - second
 
 
+#: from this many classes on, decisions are searched with float32 GEMMs and re-checked in float64
+FAST_MIN_CLASSES = 64
+_U32 = 2.0**-24  # unit roundoff of float32
+
+
+def _fast_best(a, b, offset, scale: float, largest: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The best column of scale * a b^T + offset searched in float32 (:func:`best_columns`), and the
+    rows whose float32 gap to the runner-up is within twice the rounding bound
+    (r + 4) u32 (|scale| ||a_i|| max ||b_c|| + max |offset|): only for them can the float32 order
+    differ from the exact one, and they are decided again in float64 by the caller."""
+    idx, gap = best_columns(
+        a.float(), b.float(), offset.float() if offset is not None else None, scale, largest
+    )
+    size = abs(scale) * torch.linalg.vector_norm(a, dim=1) * float(b.norm(dim=1).max())
+    if offset is not None:
+        size = size + float(offset.abs().max())
+    suspect = gap.double() <= 2.5 * (a.shape[1] + 4) * _U32 * size
+    return idx, suspect
+
+
 def nearest_centre(p: torch.Tensor, centres: torch.Tensor, sq: torch.Tensor) -> torch.Tensor:
     """argmin_c ||p_i - centres_c|| for the rows of ``p`` (n x r, float64), ``sq`` = ||centres_c||^2.
 
-    The scores ||c||^2 - 2 p.c (the expansion, one GEMM, blocked by :func:`best_columns`) decide
-    every row whose best and second-best scores are further apart than the expansion's rounding
-    error bound 2 (r + 2) eps (max ||c||^2 + 2 ||p_i|| max ||c||); the few rows closer than that
-    (near ties, where the expansion can mis-order) are decided again from the explicit differences.
+    From :data:`FAST_MIN_CLASSES` classes on, the scores are searched with float32 GEMMs and only
+    the rows whose float32 gap is within its rounding bound go on to :func:`_nearest_f64`, which
+    every row takes below that.
 
     >>> c = torch.tensor([[0.0, 0.0], [1.0, 0.0]], dtype=torch.float64)
     >>> nearest_centre(torch.tensor([[0.9, 5.0], [0.1, -3.0]], dtype=torch.float64), c, (c * c).sum(1)).tolist()
     [1, 0]
+    """
+    if centres.shape[0] < FAST_MIN_CLASSES:
+        return _nearest_f64(p, centres, sq)
+    idx, suspect = _fast_best(p, centres, sq, -2.0, largest=False)
+    near = suspect.nonzero().flatten()
+    if near.numel():
+        idx[near] = _nearest_f64(p[near], centres, sq)
+    return idx
+
+
+def _nearest_f64(p: torch.Tensor, centres: torch.Tensor, sq: torch.Tensor) -> torch.Tensor:
+    """:func:`nearest_centre` in float64: the scores ||c||^2 - 2 p.c (the expansion, one GEMM, blocked by :func:`best_columns`) decide
+    every row whose best and second-best scores are further apart than the expansion's rounding
+    error bound 2 (r + 2) eps (max ||c||^2 + 2 ||p_i|| max ||c||); the few rows closer than that
+    (near ties, where the expansion can mis-order) are decided again from the explicit differences.
     """
     idx, gap = best_columns(p, centres, sq, -2.0, largest=False)
     r = p.shape[1]
