@@ -114,6 +114,17 @@ def test_fit_logs_collapse_every_epoch_through_the_logger():
     assert set(model.modes_seen) == {(True, True, False)}
 
 
+def test_the_history_goes_into_checkpoints(tmp_path):
+    cb = CollapseCallback("fc:input", num_classes=3, loader=DataLoader(_dataset(), batch_size=16))
+    model, trainer = _fit(cb, logger=False, max_epochs=1)
+    trainer.save_checkpoint(tmp_path / "last.ckpt")
+    resumed = CollapseCallback("fc:input", num_classes=3)
+    ckpt = torch.load(tmp_path / "last.ckpt", weights_only=False)
+    (state,) = [v for k, v in ckpt["callbacks"].items() if "CollapseCallback" in k]
+    resumed.load_state_dict(state)
+    assert resumed.history == cb.history and len(cb.history) == 1
+
+
 def test_every_n_epochs_a_given_loader_and_chosen_metrics():
     ds = _dataset(seed=1)
     cb = CollapseCallback(

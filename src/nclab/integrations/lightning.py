@@ -129,6 +129,13 @@ class CollapseCallback(L.Callback):
             )
         self.history.append({"epoch": trainer.current_epoch, "step": trainer.global_step, **values})
 
+    def state_dict(self) -> dict[str, Any]:
+        """The measurements so far: a checkpoint keeps them, and a resumed fit goes on from them."""
+        return {"history": [dict(h) for h in self.history]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.history = [dict(h) for h in state_dict.get("history", [])]
+
     def _loader(self, trainer) -> Iterable:
         if not isinstance(self.loader, str):
             return self.loader
