@@ -11,6 +11,7 @@ shard order whatever the executor, so one process, ``workers=N`` and Ray give th
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from .._kernels import memory_budget, span_basis
 from ..errors import ConfigError, NclabError
 from ..metrics.decision_views import DecisionViews
 from ..stats import ClassStats
+from ..stats._second_pass import frame
 from ..threads import start_ray
 from .shards import Reader, Shard
 
@@ -63,7 +65,7 @@ def second_pass(
     views: bool,
 ) -> dict[str, Any]:
     """The second-pass sums of one shard against the merged statistics (their basis fixed)."""
-    stats = merged
+    stats = copy.copy(merged)  # shares the statistics and the basis; its own second-pass sums
     stats.decision = type(merged.decision)()
     stats.basis_scatter, stats.pass2_count = None, 0
     dv = DecisionViews(stats, weights, bias) if views else None
@@ -106,6 +108,7 @@ def fix_basis(stats: ClassStats) -> None:
     if stats.basis is None:
         _, mc, u, sv = stats.centred_svd()
         stats.basis = span_basis(mc, (u, sv))
+    frame(stats)  # the projected means, cached on the statistics every task receives
 
 
 # --- executors ---------------------------------------------------------------------------------
@@ -150,39 +153,46 @@ class Executor:
             self._ray[0].shutdown()
 
     def map(
-        self, fn: Callable, args: Sequence[tuple], shared: tuple = (), done: Callable | None = None
-    ) -> list:
-        """[fn(*a, *shared) for a in args], in order; ``shared`` is sent once (Ray: ``ray.put``);
-        ``done(i)`` is called as each result arrives."""
+        self,
+        fn: Callable,
+        args: Sequence[tuple],
+        shared: tuple,
+        consume: Callable[[int, Any], None],
+    ) -> None:
+        """consume(i, fn(*args[i], *shared)) for every i, in the order of ``args``, with at most
+        2 x workers tasks in flight (so results do not pile up in memory); ``shared`` is sent once
+        per task (Ray: ``ray.put`` once)."""
+        if self._ray is None and self._pool is None:
+            for i, a in enumerate(args):
+                consume(i, fn(*a, *shared))
+            return
         if self._ray is not None:
             ray = self._ray[0]
-            refs = [ray.put(s) for s in shared]
+            refs = [ray.put(x) for x in shared]
             remote = ray.remote(num_cpus=1)(_call)
-            futures = [remote.remote(fn, self.threads, *a, *refs) for a in args]
-            index = {f: i for i, f in enumerate(futures)}
-            out: list = [None] * len(futures)
-            pending = list(futures)
-            while pending:
-                ready, pending = ray.wait(pending, num_returns=1)
-                for f in ready:
-                    out[index[f]] = ray.get(f)
-                    if done:
-                        done(index[f])
-            return out
-        if self._pool is not None:
-            futures = [self._pool.submit(_call, fn, self.threads, *a, *shared) for a in args]
-            out = []
-            for i, f in enumerate(futures):
-                out.append(f.result())
-                if done:
-                    done(i)
-            return out
-        out = []
-        for i, a in enumerate(args):
-            out.append(fn(*a, *shared))
-            if done:
-                done(i)
-        return out
+
+            def submit(a):
+                return remote.remote(fn, self.threads, *a, *refs)
+
+            def result(f):
+                return ray.get(f)
+        else:
+
+            def submit(a):
+                return self._pool.submit(_call, fn, self.threads, *a, *shared)
+
+            def result(f):
+                return f.result()
+
+        window = 2 * self.workers
+        flight: dict[int, Any] = {}
+        for i in range(len(args)):
+            while len(flight) >= window:  # wait for the oldest: results are consumed in order
+                first = min(flight)
+                consume(first, result(flight.pop(first)))
+            flight[i] = submit(args[i])
+        for i in sorted(flight):
+            consume(i, result(flight.pop(i)))
 
 
 def _worker_init(threads: int) -> None:

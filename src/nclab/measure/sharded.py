@@ -51,20 +51,26 @@ def measure_paths(
     if weights is not None:
         weights, bias = check_classifier(weights, bias, k, dim, torch.device("cpu"))
     total = sum(sh.nbytes for sh in shards)
+    stats = ClassStats(k, dim, scatter="subspace")
+    views: list = [None]
+
+    def add_first(i: int, part: ClassStats) -> None:
+        stats.merge(part)
+        _advance(bar, shards, 1, i)
+
+    def add_second(i: int, part) -> None:
+        views[0] = passes.add_second(merged, part, views[0])
+        _advance(bar, shards, 2, i)
+
     with passes.Executor(workers, backend, address) as ex:
-        with progress.bar("pass 1: shards", 2 * total, enabled=show_progress) as bar:
-            done = _advance(bar, shards, 1)
-            parts = ex.map(passes.first_pass, [(sh,) for sh in shards], (k, dim, None), done)
-            stats, dropped, remap, weights, bias = _merge_first(parts, drop_empty, weights, bias)
-            stats.check_nonempty()
-            passes.fix_basis(stats)
-            done = _advance(bar, shards, 2)
-            shared = (stats, weights, bias, remap, per_class)
-            parts = ex.map(passes.second_pass, [(sh,) for sh in shards], shared, done)
-    _reset_second(stats)
-    views = None
-    for p in parts:
-        views = passes.add_second(stats, p, views)
+        with progress.bar("measure: 2 passes over shards", 2 * total, enabled=show_progress) as bar:
+            ex.map(passes.first_pass, [(sh,) for sh in shards], (k, dim, None), add_first)
+            merged, dropped, remap, weights, bias = _drop(stats, drop_empty, weights, bias)
+            merged.check_nonempty()
+            passes.fix_basis(merged)
+            shared = (merged, weights, bias, remap, per_class)
+            ex.map(passes.second_pass, [(sh,) for sh in shards], shared, add_second)
+    stats, views = merged, views[0]
     if save_stats is not None:
         save(save_stats, stats, weights, bias, dropped)
     out = report(stats, weights, bias, global_mean)
@@ -79,12 +85,9 @@ def measure_paths(
     return out
 
 
-def _merge_first(parts, drop_empty: bool, weights, bias):
-    """The pass-1 statistics merged in shard order, empty classes dropped if asked: (stats,
-    dropped classes, label remap or None, classifier rows kept)."""
-    stats = ClassStats(parts[0].num_classes, parts[0].dim, scatter="subspace")
-    for p in parts:
-        stats.merge(p)
+def _drop(stats: ClassStats, drop_empty: bool, weights, bias):
+    """The merged pass-1 statistics with empty classes dropped if asked: (stats, dropped classes,
+    label remap or None, classifier rows kept)."""
     dropped: list[int] = []
     remap = None
     if drop_empty:
@@ -101,18 +104,8 @@ def _merge_first(parts, drop_empty: bool, weights, bias):
     return stats, dropped, remap, weights, bias
 
 
-def _advance(bar, shards, which: int):
-    def done(i: int) -> None:
-        bar.update(
-            shards[i].nbytes, info=f"pass {which}: {i + 1}/{len(shards)} {shards[i].path.name}"
-        )
-
-    return done
-
-
-def _reset_second(stats: ClassStats) -> None:
-    stats.decision = type(stats.decision)()
-    stats.basis_scatter, stats.pass2_count = None, 0
+def _advance(bar, shards, which: int, i: int) -> None:
+    bar.update(shards[i].nbytes, info=f"pass {which}: {i + 1}/{len(shards)} {shards[i].path.name}")
 
 
 def save(path, stats: ClassStats, weights, bias, dropped: list[int]) -> None:
