@@ -5,6 +5,7 @@ dict batches with masked-mean pooling, and GPT-2 in token mode with next-token c
 import importlib
 import os
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -176,3 +177,71 @@ def test_missing_transformers_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "nclab.integrations.transformers")
     with pytest.raises(ImportError, match=r"pip install nclab\[transformers\]"):
         importlib.import_module("nclab.integrations.transformers")
+
+
+DDP_SCRIPT = """
+import os, sys
+import torch
+import transformers
+sys.path.insert(0, {tests!r})
+from test_integrations_transformers import LAYERS, _bert, _text
+from nclab.integrations.transformers import CollapseCallback
+
+out = {out!r}
+cb = CollapseCallback(LAYERS, num_classes=3, reduce="mean", classifier="classifier")
+args = transformers.TrainingArguments(
+    out, per_device_eval_batch_size=4, report_to=[], use_cpu=True, ddp_backend="gloo",
+    disable_tqdm=True,
+)
+trainer = transformers.Trainer(
+    model=_bert().double(), args=args, eval_dataset=_text(n=31), callbacks=[cb]
+)
+trainer.evaluate()
+rank = int(os.environ["RANK"])
+import torch.distributed as dist
+from nclab.integrations import shard_loader
+mine = len(shard_loader(trainer.get_eval_dataloader()).dataset)  # this rank's samples
+n = cb.result.stats["bert.encoder"].num_samples
+torch.save((cb.history, n, dist.get_world_size(), mine), f"{{out}}/rank{{rank}}.pt")
+"""
+
+
+@pytest.mark.slow
+def test_trainer_under_torchrun_two_processes_equals_one(tmp_path):
+    """torchrun, 2 gloo processes: accelerate pads the evaluation shards (31 samples); the callback
+    measures every sample once and every rank records the numbers of one process (float64 model)."""
+    import subprocess
+
+    script = tmp_path / "hf_ddp.py"
+    script.write_text(DDP_SCRIPT.format(tests=str(Path(__file__).parent), out=str(tmp_path)))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    model = _bert().double()
+    ref = CollapseProbe(model, LAYERS, 3, reduce="mean", classifier="classifier").run(
+        DataLoader(_text(n=31), batch_size=4, collate_fn=transformers.default_data_collator),
+        progress=False,
+    )
+    for rank in range(2):
+        history, n, world, mine = torch.load(tmp_path / f"rank{rank}.pt")
+        assert (world, mine) == (2, 16 - rank)  # samples rank, rank + 2, ...: 16 and 15
+        assert n == 31 and len(history) == 1
+        for layer, values in ref.to_dict().items():
+            for key, value in values.items():
+                got = history[0][f"collapse/{layer}/{key}"]
+                assert got == pytest.approx(value, rel=1e-9, abs=1e-12), (rank, layer, key)
