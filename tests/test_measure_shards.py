@@ -122,7 +122,7 @@ def test_cli_shards_json(tmp_path, capsys):
         assert not exc.code
     res = json.loads(capsys.readouterr().out)
     try:
-        main(["measure", "--stats", str(tmp_path / "st.pt"), "--json"])
+        main(["measure", "--stats", str(tmp_path / "st.pt"), "--json", "--memory-gb", "0.001"])
     except SystemExit as exc:
         assert not exc.code
     again = json.loads(capsys.readouterr().out)

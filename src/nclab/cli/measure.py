@@ -46,20 +46,24 @@ def measure(
     json: bool = JSON_OPT,
 ) -> None:
     """Measure NC1-NC4, CDNV and the other collapse metrics of saved features."""
-    if memory is not None:
-        from .._kernels import set_memory_budget
+    from .._kernels import memory_budget, set_memory_budget
 
+    old = memory_budget()
+    if memory is not None:
         set_memory_budget(int(memory * 2**30))
     sharding = dict(workers=workers, backend=backend, address=address, save_stats=save_stats)
-    result, where = _measure(
-        paths,
-        stats,
-        per_class,
-        sharding,
-        num_classes=num_classes,
-        drop_empty=drop_empty,
-        global_mean=global_mean,
-    )
+    try:
+        result, where = _measure(
+            paths,
+            stats,
+            per_class,
+            sharding,
+            num_classes=num_classes,
+            drop_empty=drop_empty,
+            global_mean=global_mean,
+        )
+    finally:
+        set_memory_budget(old)
     if json:
         emit_json(result)
     else:
