@@ -15,6 +15,7 @@ from nclab.experiments.resnet_ufm.config import LevelsCfg
 from nclab.experiments.resnet_ufm.measure import network_levels
 from nclab.experiments.resnet_ufm.train import build_network
 from nclab.models.resnet18 import resnet18
+from test_data_real import make_idx_dir
 
 EXP = get_experiment("resnet-ufm")
 #: a ResNet18 of width 2 on 16x16 digits, 6 per class, 3 epochs; the UFM for 40 steps
@@ -144,6 +145,18 @@ def test_resume_gives_the_uninterrupted_numbers(tiny_run, tmp_path, monkeypatch)
             for k, v in a.items():
                 assert b[k] == pytest.approx(v, rel=1e-9, abs=1e-12), (who, level, k)
     assert res["net"]["test_acc"] == ref["net"]["test_acc"]
+
+
+@pytest.mark.slow
+def test_gpu_preset_reads_mnist_files_at_native_size(tmp_path):
+    """The paper's MNIST preset (cut to one epoch of a width-2 network, no UFM) on IDX files."""
+    make_idx_dir(tmp_path / "mnist", n_train=60, n_test=20)
+    sets = ["model.width=2", "train.epochs=1", "measure_samples_per_class=3", "ufm.steps=0"]
+    cfg = EXP.config("tb-resnet18-mnist-mse-gpu", [*sets, f"data.data_dir={tmp_path / 'mnist'}"])
+    assert cfg.model.bias is False and cfg.train.weight_decay == 5e-4 and cfg.train.lr_step == 40
+    s = run_experiment(EXP, cfg.replace(device="cpu"), tmp_path / "run")
+    assert "ufm" not in s and s["derived"]["net_frame"] in ("orthogonal frame", "simplex ETF")
+    assert s["net"]["end"]["second"]["acc"] is not None
 
 
 @pytest.mark.parametrize(
