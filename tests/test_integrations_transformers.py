@@ -20,6 +20,7 @@ transformers = pytest.importorskip("transformers")
 from nclab import CollapseProbe  # noqa: E402
 from nclab.errors import DataError  # noqa: E402
 from nclab.integrations.transformers import CollapseCallback, next_token_labels  # noqa: E402
+from torchrun import torchrun  # noqa: E402
 
 LAYERS = ["bert.encoder", "bert.pooler", "classifier:input"]
 
@@ -210,28 +211,9 @@ torch.save((cb.history, n, dist.get_world_size(), mine), f"{{out}}/rank{{rank}}.
 def test_trainer_under_torchrun_two_processes_equals_one(tmp_path):
     """torchrun, 2 gloo processes: accelerate pads the evaluation shards (31 samples); the callback
     measures every sample once and every rank records the numbers of one process (float64 model)."""
-    import subprocess
-
     script = tmp_path / "hf_ddp.py"
     script.write_text(DDP_SCRIPT.format(tests=str(Path(__file__).parent), out=str(tmp_path)))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc-per-node",
-            "2",
-            str(script),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
+    torchrun(script, timeout=600, HF_HUB_OFFLINE="1")
     model = _bert().double()
     ref = CollapseProbe(model, LAYERS, 3, reduce="mean", classifier="classifier").run(
         DataLoader(_text(n=31), batch_size=4, collate_fn=transformers.default_data_collator),

@@ -1,13 +1,12 @@
 """docs/measure-your-model.md runs as written: its Python blocks in order as one script, and the block
 headed ``# file: collapse_ddp.py`` as its own script under torchrun with 2 gloo processes."""
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from torchrun import torchrun
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "measure-your-model.md"
@@ -44,22 +43,5 @@ def test_the_ddp_script_runs_under_torchrun(tmp_path):
     _, files = blocks()
     script = tmp_path / "collapse_ddp.py"
     script.write_text(files["collapse_ddp.py"])
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "src")}
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc-per-node",
-            "2",
-            str(script),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
+    run = torchrun(script)
     assert "2 processes against one" in run.stdout

@@ -128,7 +128,7 @@ class Measurement:
         num_classes: int,
         prefix: str,
         metrics: Sequence[str] | None,
-        second_pass: bool,
+        second_pass: bool | str,
         max_batches: int | None,
         probe_options: dict[str, Any],
     ):

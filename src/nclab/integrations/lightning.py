@@ -75,7 +75,8 @@ class CollapseCallback(L.Callback):
         prefix: the first part of every logged key (``"collapse"``).
         metrics: the metric names to log (default: all that apply).
         second_pass: the probe's second pass (``nc3_cos``, ``nc4``, ``ncc_acc``, the subspace
-            scatter); ``False`` reads the loader once and keeps the full D x D scatter.
+            scatter); ``"cache"`` reads the loader once and runs it from the pooled features
+            in memory; ``False`` reads it once and keeps the full D x D scatter.
         max_batches: read at most this many batches (per rank).
         prog_bar: also show the logged metrics in the progress bar.
         **probe_options: passed to :class:`~nclab.CollapseProbe`: ``classifier``, ``reduce``,
@@ -90,7 +91,7 @@ class CollapseCallback(L.Callback):
         every_n_epochs: int = 1,
         prefix: str = "collapse",
         metrics: Sequence[str] | None = None,
-        second_pass: bool = True,
+        second_pass: bool | str = True,
         max_batches: int | None = None,
         prog_bar: bool = False,
         **probe_options: Any,

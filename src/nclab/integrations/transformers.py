@@ -94,7 +94,8 @@ class CollapseCallback(hf.TrainerCallback):
         prefix: the first part of every recorded key (``"collapse"``).
         metrics: the metric names to record (default: all that apply).
         second_pass: the probe's second pass (``nc3_cos``, ``nc4``, ``ncc_acc``, the subspace
-            scatter); ``False`` reads the loader once and keeps the full D x D scatter.
+            scatter); ``"cache"`` reads the loader once and runs it from the pooled features
+            in memory; ``False`` reads it once and keeps the full D x D scatter.
         max_batches: read at most this many batches (per rank).
         trainer: the ``Trainer``; when set, the metrics go through ``trainer.log`` (every reporter).
         **probe_options: passed to :class:`~nclab.CollapseProbe`: ``classifier``, ``reduce``
@@ -110,7 +111,7 @@ class CollapseCallback(hf.TrainerCallback):
         every_n_evals: int = 1,
         prefix: str = "collapse",
         metrics: Sequence[str] | None = None,
-        second_pass: bool = True,
+        second_pass: bool | str = True,
         max_batches: int | None = None,
         trainer: Any = None,
         **probe_options: Any,
