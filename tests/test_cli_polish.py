@@ -123,3 +123,30 @@ def test_help_and_list_verbs_import_no_torch(args):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split()[-1] == "False", out.stdout + out.stderr
+
+
+def test_theory_list_shows_whole_sentences_without_markup(capsys):
+    _, out, _ = run(["theory", "--list"], capsys)
+    assert ":math:" not in out and ":func:" not in out and "``" not in out
+    jacot = next(li for li in out.splitlines() if li.startswith("jacot-bounds:"))
+    assert "et al." in jacot and "Theorem 3.1" in jacot  # not cut at "et al."
+
+
+def test_run_list_says_when_an_experiment_has_no_presets(capsys, monkeypatch):
+    import nclab.experiments as experiments
+    from nclab.experiments.protocol import Experiment
+
+    bare = Experiment("bare", "no presets", object, run=lambda cfg, d: {})
+    monkeypatch.setattr(experiments, "experiment_names", lambda: ["bare"])
+    monkeypatch.setattr(experiments, "get_experiment", lambda name: bare)
+    _, out, _ = run(["run", "--list"], capsys)
+    assert "presets: none (nclab run NAME runs its defaults)" in out
+
+
+def test_bootstrap_installs_numpy_with_torch():
+    """torch imported without numpy warns 'Failed to initialize NumPy' on the first ./nclab."""
+    from pathlib import Path
+
+    script = (Path(__file__).resolve().parents[1] / "scripts" / "bootstrap.sh").read_text()
+    install = [li for li in script.splitlines() if "pip install" in li and '"torch==' in li]
+    assert install and all("numpy" in li for li in install)
