@@ -128,9 +128,11 @@ class Reader:
     def _open(self, shard: Shard) -> None:
         self._st = None
         arrays: dict = {}
-        if shard.kind == "npz":
+        if shard.kind == "npz":  # features read on first use (not by the check)
             with np.load(shard.path, allow_pickle=False) as f:
-                arrays = {k: f[k] for k in f.files if k in KEYS}
+                arrays = {k: f[k] for k in f.files if k in KEYS and k != "features"}
+                if "features" in f.files:
+                    arrays["features"] = _NpzArray(shard.path, "features")
         elif shard.kind == "npy":
             arrays = {"features": np.load(shard.path, mmap_mode="r", allow_pickle=False)}
             for k, p in shard.extra.items():
@@ -188,7 +190,7 @@ class Reader:
         try:
             if self._st is not None:
                 return f[i:j]
-            if isinstance(f, np.ndarray):
+            if isinstance(f, (np.ndarray, _NpzArray)):
                 return torch.from_numpy(np.array(f[i:j]))  # read from the map into memory
             return f[i:j]
         except Exception as exc:
@@ -199,6 +201,29 @@ class Reader:
         n = self.shape[0]
         for i in range(0, n, rows):
             yield self.features(i, min(i + rows, n)), self._labels[i : i + rows]
+
+
+class _NpzArray:
+    """One array of a ``.npz``: its shape and dtype from the header, its data read whole on first
+    indexing (numpy cannot memory-map inside a zip)."""
+
+    def __init__(self, path: Path, key: str):
+        import zipfile
+
+        self.path, self.key, self._data = path, key, None
+        with zipfile.ZipFile(path) as z, z.open(f"{key}.npy") as fh:
+            fmt = np.lib.format
+            version = fmt.read_magic(fh)
+            read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            self.shape, _, self.dtype = read(fh)
+        if self.dtype.kind not in "biuf":
+            raise DataError(f"array {key!r} in shard {path} has unsupported dtype {self.dtype}")
+
+    def __getitem__(self, index):
+        if self._data is None:
+            with np.load(self.path, allow_pickle=False) as f:
+                self._data = f[self.key]
+        return self._data[index]
 
 
 def scan(shards: list[Shard]) -> tuple[int, torch.Tensor | None, torch.Tensor | None, int]:
