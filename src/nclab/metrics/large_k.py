@@ -113,7 +113,7 @@ def frame_distance(a: torch.Tensor, b: torch.Tensor, kind: str, what: str) -> fl
     else:
         tgt = tr / math.sqrt(k)
     d2 = 2.0 - 2.0 * tgt / norm
-    if d2 >= 10.0 ** (CANCEL_DIGITS - 16):
+    if d2 >= 10.0**-CANCEL_DIGITS:  # d^2 = 2 - 2c loses log10(1 / d^2) digits
         return math.sqrt(d2)
     return _frame_distance_tiled(a, b, kind, norm)
 
@@ -143,7 +143,7 @@ def cosine_moments(u: torch.Tensor) -> tuple[float, float]:
     s2 = (float((g * g).sum()) - k) / 2
     mean = s1 / p
     var = s2 / p - mean * mean
-    if var > 10.0 ** (CANCEL_DIGITS - 16) * (s2 / p):
+    if var >= 10.0**-CANCEL_DIGITS * (s2 / p):  # var = E[c^2] - E[c]^2 loses as many digits
         return mean, var
     mom = pair_values(u, lambda c, i, j: c)
     return mom.mean, mom.var
