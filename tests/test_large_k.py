@@ -168,3 +168,13 @@ def test_float32_search_defers_near_ties_to_float64():
     sq = (c * c).sum(1)
     dense = torch.cdist(x, c).argmin(1)
     assert torch.equal(nearest_centre(x, c, sq), dense)
+
+
+def test_scores_beyond_float32_range_are_decided_in_float64():
+    from nclab._kernels import FAST_MIN_CLASSES
+
+    g = torch.Generator().manual_seed(8)
+    k = FAST_MIN_CLASSES + 6
+    c = 1e25 * torch.randn(k, 4, generator=g, dtype=F64)
+    x = c[torch.arange(200) % k] + 1e23 * torch.randn(200, 4, generator=g, dtype=F64)
+    assert torch.equal(nearest_centre(x, c, (c * c).sum(1)), torch.cdist(x, c).argmin(1))

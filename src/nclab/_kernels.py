@@ -241,6 +241,14 @@ def _fast_best(a, b, offset, scale: float, largest: bool) -> tuple[torch.Tensor,
     rows whose float32 gap to the runner-up is within twice the rounding bound
     (r + 4) u32 (|scale| ||a_i|| max ||b_c|| + max |offset|): only for them can the float32 order
     differ from the exact one, and they are decided again in float64 by the caller."""
+    big = float(a.abs().max()) * float(b.abs().max()) * a.shape[1] * abs(scale)
+    if offset is not None:
+        big = max(big, float(offset.abs().max()))
+    if not big < 1e30:  # the scores could overflow float32: every row is decided in float64
+        n = a.shape[0]
+        return torch.zeros(n, dtype=torch.int64, device=a.device), torch.ones(
+            n, dtype=torch.bool, device=a.device
+        )
     idx, gap = best_columns(
         a.float(), b.float(), offset.float() if offset is not None else None, scale, largest
     )
