@@ -105,6 +105,9 @@ def test_workers_equal_one_process_and_saved_stats(tmp_path):
     )
     _close(two["metrics"], one["metrics"], rel=1e-12)
     assert "nc4_class_mean" in one["metrics"] and "top5_acc" in one["metrics"]
+    pc = one["per_class"]
+    assert all(len(v) == K for v in pc.values()) and sum(pc["count"]) == N
+    assert np.mean(pc["cdnv"]) == pytest.approx(one["metrics"]["cdnv"], rel=1e-12)
     saved = measure_saved(tmp_path / "one.pt")
     for k, v in saved["metrics"].items():
         assert v == one["metrics"][k], k

@@ -9,7 +9,8 @@ import torch
 from ..errors import DegenerateError
 from ..metrics import collapse_metrics, nc3_wh
 from ..metrics.uniformity import gnc2
-from ..metrics.views import classifier_global_mean, unc3
+from ..metrics.variability import cdnv_per_class
+from ..metrics.views import classifier_global_mean, duality_cosines, mean_norms, unc3
 from ..stats import ClassStats
 
 
@@ -52,3 +53,23 @@ def kept_classes(dropped: list[int], num_classes: int) -> tuple[torch.Tensor, to
     keep = torch.ones(num_classes, dtype=torch.bool)
     keep[dropped] = False
     return keep, torch.cumsum(keep.long(), 0) - 1
+
+
+def per_class_views(stats: ClassStats, weights, views) -> dict[str, list]:
+    """The per-class views for plots (``--per-class``): {name: K values}; a view that is undefined
+    for these statistics is left out."""
+    out: dict[str, list] = {}
+    fns = {
+        "mean_norm": lambda: mean_norms(stats),
+        "cdnv": lambda: cdnv_per_class(stats),
+    }
+    if weights is not None:
+        fns["duality_cos"] = lambda: duality_cosines(stats, weights)
+    for key, fn in fns.items():
+        try:
+            out[key] = fn().tolist()
+        except DegenerateError:
+            continue
+    if views is not None:
+        out.update({k: v.tolist() for k, v in views.per_class().items()})
+    return out

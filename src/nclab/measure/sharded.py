@@ -19,7 +19,7 @@ from ..errors import DataError
 from ..stats import ClassStats
 from ..validation import check_classifier
 from . import passes
-from ._report import kept_classes, report
+from ._report import kept_classes, per_class_views, report
 from .shards import find_shards, scan
 
 SAVED = "nclab-measure-stats"
@@ -40,7 +40,9 @@ def measure_paths(
     """Collapse metrics of the features in the shards named by ``paths`` (files, directories, glob
     patterns), streamed in two passes; the result does not depend on ``workers`` or ``backend``.
 
-    ``per_class=True`` adds the per-class decision views (NC4 per class, top-k accuracy).
+    ``per_class=True`` adds the per-class decision views (NC4 per class, top-k accuracy) to the
+    metrics and ``"per_class"``: K values each of ``mean_norm``, ``cdnv`` (one class against all),
+    ``duality_cos``, ``count``, ``ncc_acc``, ``agreement``, ``acc``, for plots.
     ``save_stats`` writes the merged statistics and the classifier (see :func:`measure_saved`).
     """
     shards = find_shards(paths)
@@ -82,6 +84,7 @@ def measure_paths(
         out["empty_shards"] = empty
     if views is not None:
         out["metrics"].update(views.metrics())
+        out["per_class"] = per_class_views(stats, weights, views)
     return out
 
 
