@@ -1,6 +1,6 @@
 """The deep-ln figure, on log–log axes as the paper's Figure 1: NC1, NC2 of W_L, NC3 (1 - mean
 cosine), NC2 of the class means and the gap to the GUFM optimum against depth (each titled with its
-fitted slope), the objective and ‖w_k‖ beside the GUFM optimum, and NC1 during training of every
+fitted slope), the objective and ‖w_k‖ beside the GUFM optimum, the total regularisation term, and NC1 during training of every
 depth (first seed)."""
 
 from __future__ import annotations
@@ -38,12 +38,18 @@ def draw(summary: dict, by_depth: dict[int, dict], histories: dict[int, list], f
         nc("nc1", "NC1 of X_L"),
         nc("nc2_w", f"NC2 of W_L ({frame})"),
         nc("nc3_cos_dist", "NC3 = 1 - mean cos(x_i, w_yi)"),
-        nc("nc2", f"NC2 of the class means ({frame})"),
+        # with K = 2 the centred class means are always antipodal: their NC2 says nothing
+        *([nc("nc2", f"NC2 of the class means ({frame})")] if summary["num_classes"] > 2 else []),
         nc("objective_gap", "objective - L*_GUFM"),
         Panel(
             "objective vs the GUFM optimum",
             {"trained network": series("objective"), "L*_GUFM (theory)": (xs, theory_obj)},
             logy=True,
+            **common,
+        ),
+        Panel(
+            "total regularisation (lambda/2) sum ||W_l||^2",
+            {"measured": (xs, [_reg(by_depth[d]) for d in depths])},
             **common,
         ),
         Panel(
@@ -62,6 +68,12 @@ def draw(summary: dict, by_depth: dict[int, dict], histories: dict[int, list], f
         f"{summary['width']}, {summary['data']}"
     )
     return [save_panels(Path(folder) / "depth.png", panels, title, ncols=4)]
+
+
+def _reg(row: dict) -> float | None:
+    """The regularisation term of a depth's networks: objective minus fit (mean over seeds)."""
+    o, f = row.get("objective"), row.get("fit")
+    return None if o is None or f is None else o - f
 
 
 def draw_from_dir(run_dir: RunDir) -> list[Path]:
