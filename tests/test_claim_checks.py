@@ -52,8 +52,9 @@ NOT_SHORTENED = {("linear-head", "fig1-mlp-quick")}
 #: once eps1 < s_K(Y), the edge-of-stability scalars need a few sharpness records per step size
 SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
     ("linear-head", "conditioning-minimiser-quick"): {"train.epochs": 400, "measure_every": 200},
-    ("linear-head", "ntk-bound-quick"): {"train.epochs": 800, "measure_every": 400},
+    ("linear-head", "ntk-bound-quick"): {"train.epochs": 400, "measure_every": 200},
     ("linear-head", "edge-of-stability-quick"): {"train.epochs": 40, "measure_every": 10},
+    ("linear-head", "thm31-bounds-quick"): {"train.epochs": 40, "measure_every": 20},
 }
 
 

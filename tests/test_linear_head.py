@@ -198,6 +198,7 @@ def test_claims_registered_and_judged():
     figures = {"jacot/fig1-mlp", "jacot/fig2-depth", "jacot/fig3-nonlinear-depth"}
     resnet = {"jacot/fig1-resnet20", "jacot/fig2-depth-resnet20"}  # GPU only: no quick preset
     section5 = {"jacot/conditioning-minimiser", "jacot/ntk-bound", "jacot/edge-of-stability"}
+    section5 |= {"jacot/thm31-nc2-nc3"}
     assert set(claims) == figures | resnet | section5 | {"jacot/balancedness-rate"}
     for c in claims.values():
         spec = c.runs["main"]

@@ -157,13 +157,63 @@ PRESETS: dict[str, dict[str, Any]] = {
         "conditioning": True,
         "ntk": True,
     },
+    # Theorem 3.1 in full: (3)-(5) apply only once eps2 is tiny (delta = L2^2/2 r^(2(L2-1)) eps2
+    # below (s_K(Y) - eps1)^2 / ||Z_L1||^2) and r^2 (eps1/(s_K - eps1) + sqrt(n eps2)) < s_K(Y):
+    # few classes and samples (r ~ ||Z_(L-1)||_op grows like sqrt(N)), a narrow penultimate layer
+    # and long full-batch GD (eps2 decays like (1 - lr wd)^(2t))
+    "thm31-bounds-quick": {
+        "data": {"name": "digits", "num_classes": 2, "samples_per_class": 20},
+        "model": {
+            "L1": 2,
+            "L2": 3,
+            "width": 128,
+            "head_width": 8,
+            "bias": False,
+            "init_scale": 0.5,
+        },
+        "train": {
+            "epochs": 12000,
+            "lr": 0.1,
+            "weight_decay": 5e-3,
+            "optimizer": "sgd",
+            "momentum": 0.0,
+            "lr_drop_at": 1.0,
+        },
+        "measure_every": 2000,
+        "checkpoint_every": 2000,
+        "conditioning": True,
+    },
+    "thm31-bounds": {
+        "data": {"name": "digits", "num_classes": 2, "samples_per_class": 20},
+        "model": {
+            "L1": 2,
+            "L2": 3,
+            "width": 128,
+            "head_width": 8,
+            "bias": False,
+            "init_scale": 0.5,
+        },
+        "train": {
+            "epochs": 30000,
+            "lr": 0.1,
+            "weight_decay": 5e-3,
+            "optimizer": "sgd",
+            "momentum": 0.0,
+            "lr_drop_at": 1.0,
+        },
+        "seeds": 3,
+        "measure_every": 2000,
+        "checkpoint_every": 2000,
+        "conditioning": True,
+    },
     # Prop 5.3 (minimiser.py with ntk): ||Theta||_op, its lower bound (20) and the best
-    # conditioned partial product of the head on a 10-class network (bias-free, full-batch GD)
+    # conditioned partial product of the head (bias-free, full-batch GD; 4 classes: with 10 the
+    # mean-over-entries MSE needs ~3000 steps before eps1 < s_K(Y) and the bounds exist)
     "ntk-bound-quick": {
-        "data": {"name": "digits", "samples_per_class": 30},
+        "data": {"name": "digits", "num_classes": 4, "samples_per_class": 30},
         "model": {"L1": 2, "L2": 4, "width": 64, "head_width": 32, "bias": False},
         "train": {
-            "epochs": 3000,
+            "epochs": 2000,
             "lr": 0.2,
             "weight_decay": 1.5e-3,
             "optimizer": "sgd",

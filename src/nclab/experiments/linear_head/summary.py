@@ -61,6 +61,7 @@ def derived(summary: dict[str, Any], history: list[dict[str, Any]]) -> dict[str,
     lin_bal = [v for v in lin_bal if v is not None]
     lin_bal0 = [v for v in lin_bal0 if v is not None]
     extra = rate_derived(summary, history) | sharpness_derived(history)
+    extra |= thm31_derived(summary.get("certificate") or {})
     return (
         extra
         | conditioning_derived(summary)
@@ -81,6 +82,33 @@ def derived(summary: dict[str, Any], history: list[dict[str, Any]]) -> dict[str,
             "negativity_min": min(neg) if neg else None,
         }
     )
+
+
+def thm31_derived(cert: dict[str, Any]) -> dict[str, float | None]:
+    """Theorem 3.1's certificate in scalars: ``thm31_bounds_holding``, how many of its four bounds
+    (NC1 (2), kappa(W_L) (3), NC2 (4), NC3 (5), in the theorem's chain) apply and hold (0..4);
+    their tightness ``thm31_<m>_bound_over_measured`` (upper bounds: >= 1, 1 = tight) and
+    ``thm31_nc3_measured_minus_bound`` (>= 0), None where a bound is not given.
+
+    >>> d = thm31_derived({"applies": True, "holds": {"nc1": True, "kappa_wl": True},
+    ...                    "bounds": {"nc1": 0.2, "kappa_wl": 1.2},
+    ...                    "measured": {"nc1_trace": 0.1, "kappa_wl": 1.0}})
+    >>> d["thm31_bounds_holding"], d["thm31_kappa_wl_bound_over_measured"], d["thm31_nc2_bound_over_measured"]
+    (2.0, 1.2, None)
+    """
+    holds = cert.get("holds", {}) if cert.get("applies") else {}
+    b, m = cert.get("bounds", {}), cert.get("measured", {})
+    out: dict[str, float | None] = {
+        "thm31_bounds_holding": float(
+            sum(bool(holds.get(k)) for k in ("nc1", "kappa_wl", "nc2", "nc3"))
+        )
+    }
+    for name, key in (("nc1", "nc1_trace"), ("kappa_wl", "kappa_wl"), ("nc2", "nc2_kappa")):
+        ok = b.get(name) is not None and m.get(key)
+        out[f"thm31_{name}_bound_over_measured"] = b[name] / m[key] if ok else None
+    ok = b.get("nc3") is not None and m.get("nc3_cos") is not None
+    out["thm31_nc3_measured_minus_bound"] = m["nc3_cos"] - b["nc3"] if ok else None
+    return out
 
 
 def aggregate(group: list[tuple[dict, dict, list]]) -> dict[str, Any]:
