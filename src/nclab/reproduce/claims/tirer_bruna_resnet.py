@@ -112,7 +112,7 @@ def _resnet(mse: bool) -> Claim:
         },
         checks=_resnet_checks(mse),
         quick_seconds=150,
-        full_seconds=3 * 3600,
+        full_seconds=1800,
         smaller={
             "quick": "ResNet18 of width 8 (8-16-32-64 channels) on 16x16 digits, 60 per class, "
             "24 epochs (lr ÷10 every 8), batches of 32, weight decay 1e-2; the extended UFM "
