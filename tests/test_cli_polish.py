@@ -106,7 +106,8 @@ TORCH_FREE = [
     ["theory", "--list"],
     ["theory", "ufm-mse", "--help"],
     ["reproduce", "--list"],
-]  # not `run --list` yet: every experiment package's __init__ imports torch (issue 12, item 8)
+    ["run", "--list"],
+]
 
 
 @pytest.mark.parametrize("args", TORCH_FREE, ids=" ".join)

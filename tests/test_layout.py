@@ -158,7 +158,7 @@ def test_the_import_graph_is_read():
     g = import_graph()
     # known edges, so that a broken reader cannot pass the tests below with an empty graph
     assert "nclab.errors" in g["nclab"] and "nclab.stats._core" in g["nclab.stats"]
-    assert "nclab.experiments.runner" in g["nclab.experiments"]
+    assert "nclab.experiments.catalog" in g["nclab.experiments"]
     assert any(d.startswith("nclab.errors") for d in g["nclab.theory"])
 
 

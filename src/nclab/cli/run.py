@@ -61,12 +61,12 @@ def run_cmd(
     json: bool = JSON_OPT,
 ) -> None:
     """Run an experiment preset into a run directory (config, metrics.jsonl, summary.json, figures)."""
+    if list_:  # before importing the runner (and torch)
+        _list_experiments(json)
+        return
     from ..errors import ConfigError
     from ..experiments import get_experiment, resume_run, run_experiment
 
-    if list_:
-        _list_experiments(json)
-        return
     if resume is not None:
         summary = resume_run(resume)
         out_dir = resume

@@ -7,9 +7,17 @@ imports another.
 """
 
 from .catalog import EXPERIMENT_MODULES, experiment_names, get_experiment
-from .common.seeds import aggregate_summaries
-from .protocol import Experiment
-from .runner import resume_run, run_experiment
+from .protocol import Experiment, lazy_exports
+
+# the runner (and torch) on first use: `nclab run --list` reads configs and presets only
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "aggregate_summaries": ".common.seeds",
+        "resume_run": ".runner",
+        "run_experiment": ".runner",
+    },
+)
 
 __all__ = [
     "EXPERIMENT_MODULES",

@@ -9,6 +9,7 @@ A config with a ``threads`` field gets that many torch threads for the run (rest
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,3 +47,39 @@ class Experiment:
                 )
             cfg = apply_overrides(cfg, flatten(self.presets[preset]))
         return apply_overrides(cfg, overrides)
+
+
+class Lazy:
+    """The function ``"package.module:name"``, imported on its first call: an experiment package
+    names its ``run`` and ``figures`` this way, so importing it (its config, presets and
+    description, e.g. for ``nclab run --list``) loads no torch.
+
+    >>> f = Lazy("math:sqrt")
+    >>> f(9.0), f
+    (3.0, Lazy('math:sqrt'))
+    """
+
+    def __init__(self, target: str):
+        self.target = target
+
+    def resolve(self) -> Callable:
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Lazy({self.target!r})"
+
+
+def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) giving ``name`` from the submodule ``names[name]`` (e.g.
+    ``".train"``) of ``package`` on first access."""
+
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            return getattr(importlib.import_module(names[name], package), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__

@@ -26,22 +26,21 @@ objective, the GUFM optimum, collapse of X_L), :mod:`.summary`, :mod:`.figures`.
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, Lazy, lazy_exports
 from .config import DeepLNConfig
-from .figures import redraw
 from .presets import PRESETS
-from .sweep import run
 
 EXPERIMENT = Experiment(
     name="deep-ln",
     description="Deep regularised LayerNorm ResNets and transformers (Súkeník et al. 2025): NC and "
     "the gap to the GUFM optimum against depth",
     config_cls=DeepLNConfig,
-    run=run,
+    run=Lazy(f"{__name__}.sweep:run"),
     presets=PRESETS,
     default_preset="rn1-ce-quick",
     batched_seeds=True,
-    figures=redraw,
+    figures=Lazy(f"{__name__}.figures:redraw"),
 )
+__getattr__ = lazy_exports(__name__, {"run": ".sweep", "redraw": ".figures"})  # torch on first use
 
 __all__ = ["EXPERIMENT", "PRESETS", "DeepLNConfig", "run"]

@@ -6,15 +6,15 @@ few epochs with :class:`~nclab.CollapseProbe`, prints the final table and writes
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, Lazy, lazy_exports
 from .config import DemoConfig
-from .train import run
 
 EXPERIMENT = Experiment(
     name="demo",
     description="small MLP on the bundled digits, collapse metrics per layer (seconds on a CPU)",
     config_cls=DemoConfig,
-    run=run,
+    run=Lazy(f"{__name__}.train:run"),
 )
+__getattr__ = lazy_exports(__name__, {"run": ".train"})  # torch on first use
 
 __all__ = ["EXPERIMENT", "DemoConfig", "run"]

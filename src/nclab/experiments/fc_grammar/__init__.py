@@ -11,19 +11,19 @@ untrained network's; PCA figures as Fig. 11.
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, Lazy, lazy_exports
 from .config import GrammarConfig
 from .presets import PAPER, PRESETS
-from .train import run
 
 EXPERIMENT = Experiment(
     name="fc-grammar",
     description="Feature Collapse App. A.5: depth-4 context-free grammar and the matched "
     "MLP + LayerNorm network; representations collapse by latent symbol at each level",
     config_cls=GrammarConfig,
-    run=run,
+    run=Lazy(f"{__name__}.train:run"),
     presets=PRESETS,
     default_preset="a5-cfg-quick",
 )
+__getattr__ = lazy_exports(__name__, {"run": ".train"})  # torch on first use
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "GrammarConfig", "run"]

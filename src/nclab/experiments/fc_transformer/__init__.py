@@ -13,19 +13,19 @@ measures of the untrained network (:mod:`nclab.metrics.latent`). Needs ``transfo
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, Lazy, lazy_exports
 from .config import TransformerConfig
 from .presets import PAPER, PRESETS
-from .train import run
 
 EXPERIMENT = Experiment(
     name="fc-transformer",
     description="Feature Collapse App. A.3/A.4: GPT-2 classifier (class token) and GPT-2 "
     "language model on the concept-word sentences; word embeddings collapse by concept",
     config_cls=TransformerConfig,
-    run=run,
+    run=Lazy(f"{__name__}.train:run"),
     presets=PRESETS,
     default_preset="a3-uniform-quick",
 )
+__getattr__ = lazy_exports(__name__, {"run": ".train"})  # torch on first use
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "TransformerConfig", "run"]

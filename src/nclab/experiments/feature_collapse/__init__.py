@@ -16,20 +16,29 @@ PCA figure of both weight sets coloured by concept (the paper's Fig. 3/4 panels)
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, Lazy, lazy_exports
 from .config import FCConfig, validate, weight_decays
 from .presets import PAPER, PRESETS
-from .summary import summarize, theory_for
-from .train import Trainer, remeasure, run
 
 EXPERIMENT = Experiment(
     name="feature-collapse",
     description="Feature Collapse (ICLR 2024): networks h / h* on the concept-word sentence task; "
     "Fig. 3, K=50, Fig. 4a-c, no weight decay, learnable LayerNorm",
     config_cls=FCConfig,
-    run=run,
+    run=Lazy(f"{__name__}.train:run"),
     presets=PRESETS,
     default_preset="fig3-quick",
+)
+# torch on first use
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "Trainer": ".train",
+        "remeasure": ".train",
+        "run": ".train",
+        "summarize": ".summary",
+        "theory_for": ".summary",
+    },
 )
 
 __all__ = [

@@ -19,20 +19,20 @@ certificate), :mod:`.summary`, :mod:`.figures`, :mod:`.distributed` (torchrun).
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, Lazy, lazy_exports
 from .config import LinearHeadConfig
 from .presets import PRESETS
-from .sweep import run
 
 EXPERIMENT = Experiment(
     name="linear-head",
     description="MLP/ResNet with deep linear heads (Jacot et al. 2025): layer-wise collapse over "
     "training, linear/nonlinear depth sweeps, Theorem 3.1 certificate",
     config_cls=LinearHeadConfig,
-    run=run,
+    run=Lazy(f"{__name__}.sweep:run"),
     presets=PRESETS,
     default_preset="fig1-mlp-quick",
     batched_seeds=True,
 )
+__getattr__ = lazy_exports(__name__, {"run": ".sweep"})  # torch on first use
 
 __all__ = ["EXPERIMENT", "PRESETS", "LinearHeadConfig", "run"]

@@ -17,21 +17,22 @@ metrics), :mod:`.summary`, :mod:`.figures`.
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, Lazy, lazy_exports
 from .config import ResNetUFMConfig
-from .figures import rerender
 from .presets import PRESETS
-from .train import run
 
 EXPERIMENT = Experiment(
     name="resnet-ufm",
     description="ResNet18 vs the nonlinear extended UFM (Tirer & Bruna Fig. 5 right, Fig. 10): "
     "NC metrics of two feature levels over training, side by side",
     config_cls=ResNetUFMConfig,
-    run=run,
+    run=Lazy(f"{__name__}.train:run"),
     presets=PRESETS,
     default_preset="tb-resnet18-digits-mse-quick",
-    figures=rerender,
+    figures=Lazy(f"{__name__}.figures:rerender"),
 )
+__getattr__ = lazy_exports(
+    __name__, {"run": ".train", "rerender": ".figures"}
+)  # torch on first use
 
 __all__ = ["EXPERIMENT", "PRESETS", "ResNetUFMConfig", "run"]

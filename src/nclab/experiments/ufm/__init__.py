@@ -19,23 +19,22 @@ values beside the measured ones, and figures like the paper's panels. Documentat
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, Lazy, lazy_exports
 from .config import UFMConfig, describe, problems, threshold_lambda
-from .figures import rerender
 from .presets import PRESETS
-from .train import run
 
 EXPERIMENT = Experiment(
     name="ufm",
     description="unconstrained-features models (Tirer & Bruna, Súkeník et al.): batched GD vs "
     "the closed-form optimum",
     config_cls=UFMConfig,
-    run=run,
+    run=Lazy(f"{__name__}.train:run"),
     presets=PRESETS,
     default_preset="tb-fig2-nobias",
     batched_seeds=True,
-    figures=rerender,
+    figures=Lazy(f"{__name__}.figures:rerender"),
 )
+__getattr__ = lazy_exports(__name__, {"run": ".train", "rerender": ".figures"})  # torch on use
 
 __all__ = [
     "EXPERIMENT",
