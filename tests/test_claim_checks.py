@@ -34,7 +34,13 @@ SHORTEN: dict[str, dict[str, Any]] = {
     "feature-collapse": {"epochs": 4, "log_every": 2},
     "linear-head": {"train.epochs": 4, "measure_every": 2},
     "deep-ln": {"train.epochs": 4, "log_every": 2, "monotone.epochs_after": 4},
-    "fc-transformer": {"nspl": 2, "n_test": 2, "epochs": 1, "log_every": 1, "measure_sentences": 20},
+    "fc-transformer": {
+        "nspl": 2,
+        "n_test": 2,
+        "epochs": 1,
+        "log_every": 1,
+        "measure_sentences": 20,
+    },
     "fc-grammar": {"n_train": 50, "n_test": 20, "epochs": 1, "log_every": 1},
     "resnet-ufm": {
         "train.epochs": 2,
