@@ -55,6 +55,7 @@ def _compare(end: dict[str, Any], who: str) -> dict[str, Any]:
 def summarize(
     cfg: ResNetUFMConfig, K: int, history: list[dict], ufm_history: list[dict]
 ) -> dict[str, Any]:
+    """The run's summary from the network's log and the extended UFM's (empty: no UFM run)."""
     start, end = history[0], history[-1]
     net = {
         "model": describe(cfg),

@@ -34,6 +34,7 @@ def describe_ufm(cfg: ResNetUFMConfig, K: int) -> str:
 
 
 def build_ufm(cfg: ResNetUFMConfig, K: int) -> BatchedUFM:
+    """The one-problem ReLU extended UFM of the run (depth 2, seeded with ``cfg.seed``)."""
     loss, bias = ufm_setting(cfg)
     u = cfg.ufm
     spec = UFMSpec(K=K, n=u.n, d=u.d, depth=2, relu=True, loss=loss, bias=bias)
