@@ -70,8 +70,8 @@ def _a3(freq: str, fig: str) -> Claim:
             Check("test accuracy >= 99 %", path="test_acc", op=">=", value=0.99, name="test-acc"),
             *_embedding_checks(),
         ],
-        quick_seconds=150,
-        full_seconds=6 * 3600,
+        quick_seconds=200,
+        full_seconds=8 * 3600,
         smaller={"quick": _TF_SMALL},
         note="faithful: 15 000 AdamW steps of a width-512 GPT-2 on 100 x 16 tokens; a CPU-hours "
         "run (see docs/feature-collapse.md)",
@@ -101,8 +101,8 @@ CLAIMS: list[Claim] = [
             ),
             *_embedding_checks(),
         ],
-        quick_seconds=150,
-        full_seconds=8 * 3600,
+        quick_seconds=200,
+        full_seconds=6 * 3600,
         smaller={"quick": _TF_SMALL},
     ),
     Claim(
@@ -138,8 +138,8 @@ CLAIMS: list[Claim] = [
                 name="level-nc1-vs-untrained",
             ),
         ],
-        quick_seconds=120,
-        full_seconds=6 * 3600,
+        quick_seconds=30,
+        full_seconds=5400,
         smaller={
             "quick": "2 choices of 4 children (256 words; paper: 5 of 8, 4096), widths "
             "16/32/32/32, 4000 training sentences"
