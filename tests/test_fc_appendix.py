@@ -104,9 +104,8 @@ TINY_TF = {
 }
 
 
-@pytest.mark.parametrize(
-    "preset", ["a3-uniform-quick", pytest.param("a4-lm-quick", marks=pytest.mark.slow)]
-)
+@pytest.mark.slow  # the default run covers both presets through test_claim_checks' short runs
+@pytest.mark.parametrize("preset", ["a3-uniform-quick", "a4-lm-quick"])
 def test_transformer_experiment_tiny(tmp_path, preset):
     pytest.importorskip("transformers")
     exp = get_experiment("fc-transformer")
