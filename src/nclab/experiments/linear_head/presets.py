@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .presets_section5 import SECTION5
+
 PRESETS: dict[str, dict[str, Any]] = {
     # Fig. 1 / Fig. 4: 9-layer MLP (5 nonlinear + 4 linear). CPU: MNIST-1D, Adam, mini-batches of
     # 100, weight decay 5e-4 (the paper's 1.8e-3 with SGD for 10000 epochs on MNIST: *-gpu)
@@ -112,198 +114,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         "measure_every": 200,
         "checkpoint_every": 2000,
         "track_imbalance": True,
-    },
-    # Prop 5.1 / Thm 5.2 (minimiser.py): eq. (1) without biases, 2 classes so the bounds are
-    # finite and Theorem 5.2's lambda <= eps1^2 / (K L2 + c) holds (paper's lambda = N K wd / 2 =
-    # 0.3), width 128 >= N = 60 for the exact competitor; full-batch GD from a small
-    # initialisation (init_scale 0.5: initial sharpness ~2 < 2 / lr; at 1 it is ~100-200 and GD at
-    # lr 0.1 diverges for some seeds)
-    "conditioning-minimiser-quick": {
-        "data": {"name": "digits", "num_classes": 2, "samples_per_class": 30},
-        "model": {
-            "L1": 2,
-            "L2": 3,
-            "width": 128,
-            "head_width": 8,
-            "bias": False,
-            "init_scale": 0.5,
-        },
-        "train": {
-            "epochs": 8000,
-            "lr": 0.1,
-            "weight_decay": 5e-3,
-            "optimizer": "sgd",
-            "momentum": 0.0,
-            "lr_drop_at": 1.0,
-        },
-        "measure_every": 1000,
-        "checkpoint_every": 2000,
-        "conditioning": True,
-        "ntk": True,
-    },
-    "conditioning-minimiser": {
-        "data": {"name": "digits", "num_classes": 2, "samples_per_class": 90},
-        "model": {"L1": 2, "L2": 3, "width": 256, "head_width": 8, "bias": False},
-        "train": {
-            "epochs": 30000,
-            "lr": 0.1,
-            "weight_decay": 2e-3,
-            "optimizer": "sgd",
-            "momentum": 0.0,
-            "lr_drop_at": 1.0,
-        },
-        "measure_every": 2000,
-        "checkpoint_every": 2000,
-        "conditioning": True,
-        "ntk": True,
-    },
-    # Theorem 3.1 in full: (3)-(5) apply only once eps2 is tiny (delta = L2^2/2 r^(2(L2-1)) eps2
-    # below (s_K(Y) - eps1)^2 / ||Z_L1||^2) and r^2 (eps1/(s_K - eps1) + sqrt(n eps2)) < s_K(Y):
-    # few classes and samples (r ~ ||Z_(L-1)||_op grows like sqrt(N)), a narrow penultimate layer
-    # and long full-batch GD (eps2 decays like (1 - lr wd)^(2t))
-    "thm31-bounds-quick": {
-        "data": {"name": "digits", "num_classes": 2, "samples_per_class": 20},
-        "model": {
-            "L1": 2,
-            "L2": 3,
-            "width": 128,
-            "head_width": 8,
-            "bias": False,
-            "init_scale": 0.5,
-        },
-        "train": {
-            "epochs": 12000,
-            "lr": 0.1,
-            "weight_decay": 5e-3,
-            "optimizer": "sgd",
-            "momentum": 0.0,
-            "lr_drop_at": 1.0,
-        },
-        "measure_every": 2000,
-        "checkpoint_every": 2000,
-        "conditioning": True,
-    },
-    "thm31-bounds": {
-        "data": {"name": "digits", "num_classes": 2, "samples_per_class": 20},
-        "model": {
-            "L1": 2,
-            "L2": 3,
-            "width": 128,
-            "head_width": 8,
-            "bias": False,
-            "init_scale": 0.5,
-        },
-        "train": {
-            "epochs": 30000,
-            "lr": 0.1,
-            "weight_decay": 5e-3,
-            "optimizer": "sgd",
-            "momentum": 0.0,
-            "lr_drop_at": 1.0,
-        },
-        "seeds": 3,
-        "measure_every": 2000,
-        "checkpoint_every": 2000,
-        "conditioning": True,
-    },
-    # Prop 5.3 (minimiser.py with ntk): ||Theta||_op, its lower bound (20) and the best
-    # conditioned partial product of the head (bias-free, full-batch GD; 4 classes: with 10 the
-    # mean-over-entries MSE needs ~3000 steps before eps1 < s_K(Y) and the bounds exist); small
-    # initialisation: at init_scale 1 the initial sharpness (30-110) exceeds 2 / lr and seed 1
-    # diverged
-    "ntk-bound-quick": {
-        "data": {"name": "digits", "num_classes": 4, "samples_per_class": 30},
-        "model": {
-            "L1": 2,
-            "L2": 4,
-            "width": 64,
-            "head_width": 32,
-            "bias": False,
-            "init_scale": 0.5,
-        },
-        "train": {
-            "epochs": 2000,
-            "lr": 0.2,
-            "weight_decay": 1.5e-3,
-            "optimizer": "sgd",
-            "momentum": 0.0,
-            "lr_drop_at": 1.0,
-        },
-        "measure_every": 500,
-        "checkpoint_every": 1000,
-        "conditioning": True,
-        "ntk": True,
-    },
-    "ntk-bound": {
-        "data": {"name": "digits"},
-        "model": {"L1": 2, "L2": 4, "width": 128, "head_width": 64, "bias": False},
-        "train": {
-            "epochs": 10000,
-            "lr": 0.1,
-            "weight_decay": 1e-3,
-            "optimizer": "sgd",
-            "momentum": 0.0,
-            "lr_drop_at": 1.0,
-        },
-        "measure_every": 1000,
-        "checkpoint_every": 1000,
-        "conditioning": True,
-        "ntk": True,
-    },
-    # Section 5.2, the edge of stability: full-batch GD at steps eta = eta_0 / L2, the sharpness
-    # (top Hessian eigenvalue of the training objective) logged with every record (sharpness.py);
-    # small initialisation (init_scale 0.5: initial sharpness ~0.1) so that it rises to 2 / eta;
-    # eta = 0.5, 2, 4: the smallest stays below its threshold 2 / eta = 4 (gradient-flow-like)
-    "edge-of-stability-quick": {
-        "data": {"name": "digits", "samples_per_class": 50},
-        "model": {
-            "L1": 2,
-            "L2": 3,
-            "width": 64,
-            "head_width": 32,
-            "bias": False,
-            "init_scale": 0.5,
-        },
-        "train": {
-            "epochs": 1000,
-            "weight_decay": 1e-4,
-            "optimizer": "sgd",
-            "momentum": 0.0,
-            "lr_drop_at": 1.0,
-        },
-        "sweep": "lr",
-        "sweep_lrs": [1.5, 6.0, 12.0],
-        "lr_over_linear_depth": True,
-        "measure_every": 50,
-        "checkpoint_every": 500,
-        "track_sharpness": True,
-        "conditioning": True,
-    },
-    "edge-of-stability": {
-        "data": {"name": "digits"},
-        "model": {
-            "L1": 2,
-            "L2": 3,
-            "width": 128,
-            "head_width": 64,
-            "bias": False,
-            "init_scale": 0.5,
-        },
-        "train": {
-            "epochs": 3000,
-            "weight_decay": 1e-4,
-            "optimizer": "sgd",
-            "momentum": 0.0,
-            "lr_drop_at": 1.0,
-        },
-        "seeds": 3,
-        "sweep": "lr",
-        "sweep_lrs": [1.5, 6.0, 12.0],
-        "lr_over_linear_depth": True,
-        "measure_every": 100,
-        "checkpoint_every": 500,
-        "track_sharpness": True,
-        "conditioning": True,
     },
     # Fig. 1 / Fig. 2 with a ResNet20 backbone on a CPU: a narrow ResNet20 (base width 4) on the
     # 8 x 8 digits images, Adam, mini-batches of 100 (the paper: width 16, CIFAR-10, SGD: *-gpu)
@@ -408,3 +218,5 @@ PRESETS: dict[str, dict[str, Any]] = {
         "checkpoint_every": 100,
     },
 }
+#: Sections 3 and 5 on trained networks (conditioning, NTK, edge of stability, Thm 3.1 in full)
+PRESETS.update(SECTION5)
