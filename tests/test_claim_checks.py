@@ -57,8 +57,16 @@ NOT_SHORTENED = {("linear-head", "fig1-mlp-quick")}
 #: quick presets cut short less than ``SHORTEN`` says: Section 5's bounds (minimiser.py) exist only
 #: once eps1 < s_K(Y), the edge-of-stability scalars need a few sharpness records per step size
 SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
-    ("linear-head", "conditioning-minimiser-quick"): {"train.epochs": 400, "measure_every": 200},
-    ("linear-head", "ntk-bound-quick"): {"train.epochs": 400, "measure_every": 200},
+    ("linear-head", "conditioning-minimiser-quick"): {
+        "train.epochs": 400,
+        "measure_every": 200,
+        "ntk_iterations": 40,
+    },
+    ("linear-head", "ntk-bound-quick"): {
+        "train.epochs": 400,
+        "measure_every": 200,
+        "ntk_iterations": 40,
+    },
     ("linear-head", "edge-of-stability-quick"): {"train.epochs": 40, "measure_every": 10},
     ("linear-head", "thm31-bounds-quick"): {"train.epochs": 40, "measure_every": 20},
 }
