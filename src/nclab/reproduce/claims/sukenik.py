@@ -19,6 +19,9 @@ lower bound objective >= L*_GUFM (X_L lies on the LayerNorm sphere) cannot fail 
 the code (tests/test_deep_ln.py), not a claim. ``sukenik/rn2-constant-lambda`` is the paper's
 negative control; ``sukenik/depth-monotone`` tests the proof's step that identity blocks let a
 deeper network copy a shallower one.
+
+Length: one module per paper (the registry's layout); the GUFM claims and the nine deep-ln claims
+share this paper's helpers, and each claim is a declaration, not logic.
 """
 
 from __future__ import annotations
