@@ -133,3 +133,58 @@ def test_competitor_maps_x_to_y_with_the_norm_it_reports():
 def test_conditioning_derived_is_none_without_a_record():
     d = conditioning_derived({"conditioning": {"applies": False, "reason": "biases"}})
     assert all(v is None for v in d.values())
+
+
+def test_lr_sweep_units_and_class_subset():
+    """sweep = "lr" trains one network per (step, seed) at lr / L2 with lr_over_linear_depth, and
+    data.num_classes keeps the first K classes."""
+    from nclab.experiments.linear_head.config import LinearHeadConfig
+    from nclab.experiments.linear_head.sweep import load_data, units
+
+    cfg = LinearHeadConfig.model_validate(
+        {
+            "model": {"L2": 4},
+            "sweep": "lr",
+            "sweep_lrs": [1.0, 2.0],
+            "lr_over_linear_depth": True,
+            "seeds": 2,
+            "data": {"name": "digits", "num_classes": 3, "samples_per_class": 5},
+        }
+    )
+    jobs = units(cfg)
+    assert [(j["lr0"], j["lr"], j["seed"]) for j in jobs] == [
+        (1.0, 0.25, 0),
+        (1.0, 0.25, 1),
+        (2.0, 0.5, 0),
+        (2.0, 0.5, 1),
+    ]
+    data = load_data(cfg)
+    assert data.num_classes == 3 and int(data.y_train.max()) == 2 and len(data.y_train) == 15
+
+
+def test_report_on_an_interpolating_network():
+    """minimiser.report: Prop 5.1's bound holds, the competitor is exact (width >= N), Theorem
+    5.2's quantities are consistent, and the NTK numbers respect (20) and the head's sum bound."""
+    from types import SimpleNamespace
+
+    from nclab.experiments.linear_head.minimiser import report
+
+    model, x, y, onehot = interpolating_net(1, K=2, n=3, noise=0.01)
+    model = model.float()
+    cfg = SimpleNamespace(
+        model=SimpleNamespace(activation="relu"),
+        train=SimpleNamespace(loss="mse", optimizer="sgd"),
+        ntk=True,
+        ntk_iterations=200,
+    )
+    rec = report(cfg, model, x.float(), y, 2, weight_decay=1e-3)
+    assert rec["applies"] and rec["prop51"]["applies"] and rec["prop51"]["holds_product"]
+    t = rec["thm52"]
+    assert t["competitor_residual"] < 1e-6
+    lam = 6 * 2 * 1e-3 / 2
+    assert t["eps1"] == pytest.approx(math.sqrt(lam * (2 * 3 + t["competitor_c"])))
+    n = rec["ntk"]
+    assert n["applies"] and n["ntk_over_lower_bound"] >= 1 and n["ntk_head_over_sum_bound"] >= 1
+    assert n["kappa_over_bound_max"] <= 1
+    biased = LinearHeadMLP(5, 2, [12, 10], [9, 9], bias=True)
+    assert "biases" in report(cfg, biased, x.float(), y, 2, weight_decay=1e-3)["reason"]
