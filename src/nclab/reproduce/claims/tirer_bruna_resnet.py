@@ -115,7 +115,7 @@ def _resnet(mse: bool) -> Claim:
         full_seconds=1800,
         smaller={
             "quick": "ResNet18 of width 8 (8-16-32-64 channels) on 16x16 digits, 60 per class, "
-            "24 epochs (lr ÷10 every 8), batches of 32, weight decay 1e-2; the extended UFM "
+            "24 epochs (lr ÷10 every 8), batches of 32, weight decay 5e-2; the extended UFM "
             "10k GD steps"
         },
         note="H1 = layer4.0 (the output of the last stage's first block, average-pooled), "
