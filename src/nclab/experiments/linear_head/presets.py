@@ -148,7 +148,6 @@ PRESETS: dict[str, dict[str, Any]] = {
             "optimizer": "adam",
             "batch_size": 100,
         },
-        "seeds": 2,
         "sweep": "linear_depth",
         "sweep_values": [1, 3, 5],
         "measure_from": 0,

@@ -79,7 +79,6 @@ SECTION5: dict[str, dict[str, Any]] = {
         _gd(30000, 5e-3, 0.1),
         2000,
         2000,
-        seeds=3,
         conditioning=True,
     ),
     # Prop 5.3: ||Theta||_op, (20) and the best-conditioned partial product; 4 classes (with 10,
@@ -90,7 +89,5 @@ SECTION5: dict[str, dict[str, Any]] = {
     "ntk-bound": _run(_digits(), _net(4, 128, 64), _gd(10000, 1e-3, 0.1), 1000, 1000, **_COND),
     # Section 5.2: full-batch GD at eta = 0.5, 2, 4 (L2 = 3); the smallest stays below 2 / eta
     "edge-of-stability-quick": _run(_digits(50), _net(3, 64, 32), _gd(1000, 1e-4), 50, 500, **_EOS),
-    "edge-of-stability": _run(
-        _digits(), _net(3, 128, 64), _gd(3000, 1e-4), 100, 500, seeds=3, **_EOS
-    ),
+    "edge-of-stability": _run(_digits(), _net(3, 128, 64), _gd(3000, 1e-4), 100, 500, **_EOS),
 }

@@ -236,7 +236,7 @@ CLAIMS = [
         smaller={
             "quick": "digits (50 per class), bias-free ReLU MLP 2 + 3 layers (width 64 / 32), "
             "full-batch GD, eta_0 in {1.5, 6, 12} (L2 = 3), 1000 steps, one seed",
-            "full": "digits (all), width 128 / 64, eta_0 in {1.5, 6, 12}, 3000 steps, 3 seeds",
+            "full": "digits (all), width 128 / 64, eta_0 in {1.5, 6, 12}, 3000 steps, one seed",
         },
         note="The sharpness is that of the objective GD minimises (mean squared error over N K "
         "entries + coupled weight decay), by Lanczos on Hessian-vector products "
@@ -285,7 +285,7 @@ CLAIMS = [
         smaller={
             "quick": "digits, 2 classes, 20 samples per class, bias-free ReLU MLP 2 + 3 layers "
             "(width 128 / 8), full-batch GD, 12000 steps, one seed",
-            "full": "the same, 30000 steps, 3 seeds",
+            "full": "the same, 30000 steps, one seed",
         },
         note="On the fig1 presets (K = 10, n_(L-1) = 128, Adam) only the NC1 bound applies: (3)-(5) "
         "need eps2 ~ 1e-5 and r^2 eps1 / s_K(Y) < 1, which few classes, few samples and long "
