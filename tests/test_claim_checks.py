@@ -25,7 +25,9 @@ from nclab.reproduce.runner import reproduce
 from nclab.reproduce.summaries import split
 
 CLAIMS = all_claims()
-CHECKS = [(c, chk) for c in CLAIMS for chk in c.checks]
+#: the checks of claims with a quick run (a GPU-only claim's are tested through the claim it
+#: reuses them from: test_gpu_only_claims_reuse_tested_checks)
+CHECKS = [(c, chk) for c in CLAIMS if c.runnable("quick") for chk in c.checks]
 
 
 #: overrides that cut each experiment's training short, keeping its summary's structure
@@ -184,3 +186,12 @@ def test_every_check_can_fail(request, source, claim, chk):
     path, value, trial = found
     out = chk.evaluate(trial)
     assert out["passed"] is False and out["name"] == chk.name, (path, value, out)
+
+
+def test_gpu_only_claims_reuse_tested_checks():
+    """A claim without a quick run (its runs need a GPU) has no summary here to perturb: each of
+    its checks must be one a claim with a quick run uses, which the tests above make fail."""
+    tested = [chk for _, chk in CHECKS]
+    for c in CLAIMS:
+        if not c.runnable("quick"):
+            assert all(chk in tested for chk in c.checks), c.id
