@@ -10,12 +10,13 @@ import torch
 from torch import nn
 
 from .._kernels import classifier_sums, scratch_f64
-from ..errors import DataError, DegenerateError
+from ..errors import DataError
 from ..metrics import collapse_metrics
 from ..stats import ClassStats
 from . import _guards as guards
 from ._batches import BatchReader, Getter, to_device
 from ._cache import CACHE_BUDGET, FeatureCache, second_pass_mode
+from ._classes import ClassSet, EmptyClasses
 from ._ood import nc5_per_layer
 from ._pooling import check_reduce, pool, token_keep, token_rows
 from ._result import ProbeResult, first_pass_decisions, reword_skipped
@@ -46,6 +47,10 @@ class CollapseProbe:
             ``forward(model, batch)``; ``labels`` and ``mask`` a key, an index or a callable.
         eval_mode: run the model in eval mode (default); every module's mode is restored after.
         max_scatter_bytes: refuse full D x D scatters estimated above this (None: no limit).
+        empty_classes: ``"error"`` (default): every class must have samples; ``"drop"``: classes
+            without samples (e.g. the tokens of a vocabulary that never occur as next tokens) are
+            left out after the first pass, the others renumbered in order with the classifier's
+            rows; ``result.classes`` lists the original index of each class kept.
     """
 
     def __init__(
@@ -65,8 +70,10 @@ class CollapseProbe:
         mask: Getter = "attention_mask",
         eval_mode: bool = True,
         max_scatter_bytes: int | None = guards.MAX_SCATTER_BYTES,
+        empty_classes: EmptyClasses = "error",
     ):
         check_reduce(reduce)
+        self.classes = ClassSet(num_classes, empty_classes)
         self.model = model
         self.num_classes = num_classes
         self.reduce = reduce
@@ -202,6 +209,7 @@ class CollapseProbe:
         self._observe(inputs, labels, device, scatter or "full", why)
 
     def _observe(self, inputs, labels, device, scatter: str, why: str) -> list[tuple]:
+        self.classes.check_open(self.taps[0].stats is not None)
         index = self._observed
         attached = bool(self._handles)  # observe() outside `with probe:` hooks for this call
         if not attached:
@@ -228,6 +236,7 @@ class CollapseProbe:
         """The second pass of one batch's features (the classifier's W, b on its input tap)."""
         w, b = self._classifier_params()
         for tap, x, y in feats:
+            y = self.classes.renumber(y, index)
             with guards.naming(tap, index):
                 clf = tap.is_classifier
                 tap.stats.decision_pass(x, y, w if clf else None, b if clf else None)
@@ -235,10 +244,12 @@ class CollapseProbe:
                 check.add(tap.stats, x, y)
 
     def _classifier_params(self):
+        """W, b of the classifier (after dropped classes: the rows of the classes kept)."""
         if self._clf is None:
             return None, None
         b = getattr(self._clf, "bias", None)
-        return self._clf.weight.detach(), (b.detach() if isinstance(b, torch.Tensor) else None)
+        b = b.detach() if isinstance(b, torch.Tensor) else None
+        return self.classes.rows(self._clf.weight.detach(), b)
 
     def _classify_first_pass(self, feats: list[tuple]) -> None:
         """Without a second pass: ``nc3_cos`` and ``acc`` of the classifier input, which need each
@@ -289,6 +300,7 @@ class CollapseProbe:
         mode = second_pass_mode(second_pass)
         for tap in self.taps:
             tap.stats = tap.clf_sums = None
+        self.classes.reset()
         cache = FeatureCache(cache_budget) if mode == "cache" else None
         if mode == "reread":
             guards.warn_if_loader_varies(loader)
@@ -301,7 +313,7 @@ class CollapseProbe:
                         tap.stats.all_reduce()
                         if tap.clf_sums is not None:
                             guards.all_reduce_sum(tap.clf_sums)
-                self._check_classes()
+                self.classes.settle(self.taps)
                 if mode == "reread":
                     self._second_pass(loader, device, max_batches, distributed, progress)
                 elif mode == "cache":
@@ -365,18 +377,6 @@ class CollapseProbe:
                 guards.all_reduce_sum(check.sums)
         check.verify(next(t.stats for t in self.taps if t.name == check.name))
 
-    def _check_classes(self) -> None:
-        """Every class must have samples: say so in the probe's terms (not ``drop_empty()``)."""
-        stats = self.taps[0].stats
-        empty = (stats.counts == 0).nonzero().flatten().tolist()
-        if empty:
-            shown = ", ".join(map(str, empty[:10])) + (" ..." if len(empty) > 10 else "")
-            raise DegenerateError(
-                f"num_classes={self.num_classes} but classes {shown} have no samples among the "
-                f"{stats.num_samples} the probe saw; collapse metrics need every class: pass "
-                "the number of classes the labels use, or a loader that covers every class"
-            )
-
     def result(self) -> ProbeResult:
         """Metrics of the statistics gathered so far (by :meth:`run` or :meth:`observe`)."""
         w, b = self._classifier_params()
@@ -385,7 +385,7 @@ class CollapseProbe:
             if tap.stats is None:
                 raise DataError(f"layer {tap.name!r} has seen no data")
             if tap is self.taps[0]:
-                self._check_classes()
+                self.classes.settle(self.taps)
             # the classifier recorded on the statistics, else (observe() alone) the model's own
             clf = tap.is_classifier and tap.stats.weights is None
             m = collapse_metrics(
@@ -395,4 +395,5 @@ class CollapseProbe:
                 first_pass_decisions(m, tap.clf_sums)
             reword_skipped(m, tap, self.classifier)
             metrics[tap.name], stats[tap.name] = m, tap.stats
-        return ProbeResult(metrics, stats)
+        classes = self.classes.kept.tolist() if self.classes.dropped else None
+        return ProbeResult(metrics, stats, classes)

@@ -17,10 +17,14 @@ class ProbeResult:
     """Metrics per layer (``to_dict()``: ``{layer: {metric: value}}``), the reasons for the metrics
     left out (``skipped``: ``{layer: {metric: reason}}``) and the statistics behind them (``stats``,
     each with the classifier it was measured with: ``stats[layer].compute()`` gives the metrics
-    again)."""
+    again) and, when ``empty_classes="drop"`` left classes out, the original index of each class
+    kept (``classes``)."""
 
     metrics: dict[str, Metrics]
     stats: dict[str, ClassStats]
+    #: original index of each class measured when ``empty_classes="drop"`` left some out (else
+    #: None: the classes are 0..K-1)
+    classes: list[int] | None = None
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         return {layer: dict(m) for layer, m in self.metrics.items()}
