@@ -46,12 +46,7 @@ def measure_paths(
     ``save_stats`` writes the merged statistics and the classifier (see :func:`measure_saved`).
     """
     shards = find_shards(paths)
-    dim, weights, bias, top = scan(shards)
-    k = num_classes or (weights.shape[0] if weights is not None else top)
-    if k < 1 or top > k:
-        raise DataError(f"labels go up to {top - 1}, but K = {k} (--num-classes or weights rows)")
-    if weights is not None:
-        weights, bias = check_classifier(weights, bias, k, dim, torch.device("cpu"))
+    k, dim, weights, bias = _classes(shards, num_classes)
     total = sum(sh.nbytes for sh in shards)
     stats = ClassStats(k, dim, scatter="subspace")
     views: list = [None]
@@ -86,6 +81,18 @@ def measure_paths(
         out["metrics"].update(views.metrics())
         out["per_class"] = per_class_views(stats, weights, views)
     return out
+
+
+def _classes(shards, num_classes: int | None):
+    """(K, D, W, b) of the dump: K from ``num_classes``, else the classifier's rows, else the
+    labels; the classifier checked against them."""
+    dim, weights, bias, top = scan(shards)
+    k = num_classes or (weights.shape[0] if weights is not None else top)
+    if k < 1 or top > k:
+        raise DataError(f"labels go up to {top - 1}, but K = {k} (--num-classes or weights rows)")
+    if weights is not None:
+        weights, bias = check_classifier(weights, bias, k, dim, torch.device("cpu"))
+    return k, dim, weights, bias
 
 
 def _drop(stats: ClassStats, drop_empty: bool, weights, bias):
