@@ -47,7 +47,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .base import Prediction
 from .params import check_number_list, check_positive, check_sizes, require
@@ -102,6 +101,8 @@ def _stationary(Ka: float, L: int) -> list[float]:
         return []
     if g(peak) == 0:
         return [peak]
+    from scipy.optimize import brentq  # scipy.optimize takes 0.4 s to import: not for --list
+
     lo = brentq(g, 0.0, peak, xtol=1e-300, rtol=1e-15, maxiter=500)
     hi = brentq(g, peak, 1.0, xtol=1e-300, rtol=1e-15, maxiter=500)
     return [lo, hi]

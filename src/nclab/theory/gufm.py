@@ -38,8 +38,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.optimize import brentq
-
 from .base import Prediction
 from .params import check_positive, check_sizes, require
 
@@ -116,6 +114,8 @@ def gufm_ce(K: int, d: int, lam: float) -> GUFMPrediction:
     def grad(w: float) -> float:  # derivative of the reduced objective / K
         e = math.exp(-a * w)
         return -sd * e / (1 + (K - 1) * e) + lam * w
+
+    from scipy.optimize import brentq  # scipy.optimize takes 0.4 s to import: not for --list
 
     w = brentq(grad, 0.0, sd / lam, xtol=1e-300, rtol=1e-15, maxiter=1000)
     u = a * w
