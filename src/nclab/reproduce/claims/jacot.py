@@ -317,7 +317,7 @@ CLAIMS = [
                 name="balancedness-after",
             ),
         ],
-        quick_seconds=60.0,
+        quick_seconds=25.0,
         full_seconds=1800.0,
         smaller={
             "quick": "digits (50 per class), ReLU MLP 2 + 3 layers of width 64 / 32 (not the "

@@ -93,7 +93,7 @@ CLAIMS = [
                 name="beats-competitor",
             ),
         ],
-        quick_seconds=90.0,
+        quick_seconds=30.0,
         full_seconds=900.0,
         smaller={
             "quick": "digits, 2 classes, 30 samples per class, bias-free ReLU MLP 2 + 3 layers "
@@ -157,7 +157,7 @@ CLAIMS = [
                 name="hessian-is-ntk",
             ),
         ],
-        quick_seconds=60.0,
+        quick_seconds=10.0,
         full_seconds=900.0,
         smaller={
             "quick": "digits, 4 classes, 30 per class, bias-free ReLU MLP 2 + 4 layers (width "
@@ -231,7 +231,7 @@ CLAIMS = [
                 name="largest-step-interpolates",
             ),
         ],
-        quick_seconds=90.0,
+        quick_seconds=20.0,
         full_seconds=1800.0,
         smaller={
             "quick": "digits (50 per class), bias-free ReLU MLP 2 + 3 layers (width 64 / 32), "
@@ -280,7 +280,7 @@ CLAIMS = [
                 name="all-bounds-hold",
             ),
         ],
-        quick_seconds=100.0,
+        quick_seconds=20.0,
         full_seconds=900.0,
         smaller={
             "quick": "digits, 2 classes, 20 samples per class, bias-free ReLU MLP 2 + 3 layers "
