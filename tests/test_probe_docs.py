@@ -3,6 +3,7 @@ its data and models) and the example of docs/metrics.md's "Measuring a model" se
 
 from pathlib import Path
 
+import pytest
 import torch
 from torch import nn
 
@@ -67,10 +68,29 @@ def test_readme_measuring_block_runs():
         "model": model,
         "text_model": TextModel(),
         "text_loader": text_loader,
+        **tiny_gpt2(),
     }
     exec(code, scope)
     assert list(scope["table"]) == ["encoder"]
     assert "nc1" in scope["table"]["encoder"]
+    assert 0 < len(scope["lm"].classes) < scope["vocab_size"]
+    assert "nc1" in scope["lm"].to_dict()["lm_head:input"]
+
+
+def tiny_gpt2() -> dict:
+    """A GPT-2 LM from a config (no weights downloaded) and token batches for the README's block."""
+    transformers = pytest.importorskip("transformers")
+    vocab = 300
+    cfg = transformers.GPT2Config(vocab_size=vocab, n_positions=16, n_embd=16, n_layer=2, n_head=2)
+    ids = [
+        torch.randint(0, vocab, (6, 8), generator=torch.Generator().manual_seed(i)) for i in (0, 1)
+    ]
+    lm_loader = [{"input_ids": x, "attention_mask": torch.ones_like(x), "labels": x} for x in ids]
+    return {
+        "gpt2": transformers.GPT2LMHeadModel(cfg),
+        "vocab_size": vocab,
+        "lm_loader": lm_loader,
+    }
 
 
 def test_metrics_doc_probe_example_runs():
