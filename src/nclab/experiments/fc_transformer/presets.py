@@ -36,6 +36,19 @@ _SMALL = {
     "measure_sentences": 300,
     "threads": 1,
 }
+#: medium (the size run with 3 seeds on 2 CPU cores, docs/feature-collapse.md): the paper's data
+#: model (nc=3, nw=1200, L=15, K=1000) and 2 layers, 8 heads, at width 128 on 100 sentences per
+#: class (0.1 M), 3 epochs (3000 steps), with the quick presets' lr 1e-3 and weight decay 1.0
+_MEDIUM = {
+    "d": 128,
+    "nspl": 100,
+    "lr": 1e-3,
+    "weight_decay": 1.0,
+    "epochs": 3,
+    "log_every": 300,
+    "checkpoint_every": 300,
+    "threads": 1,
+}
 _QUICK: dict[str, dict[str, Any]] = {
     "a3-uniform-quick": {**_SMALL},
     "a3-zipf-quick": {**_SMALL, **ZIPF},
@@ -46,6 +59,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     name: {"figure": name.removesuffix("-quick"), **over}
     for name, over in {**_FAITHFUL, **_QUICK}.items()
 }
+PRESETS["a3-uniform-medium"] = {"figure": "a3-uniform", **_MEDIUM}
 
 _SIZES = "nc=3, nw=1200, L=15, K=1000; GPT-2 2 layers, 8 heads, width 512; AdamW 1e-4, wd 0.1"
 
