@@ -13,8 +13,9 @@
     capped at ``--dense-cap-gb`` of address space, so that it fails cleanly instead of calling the
     OOM killer: what it does is reported. Then K = 100,000, D = 512 (N = 200,000) must complete.
 (c) The dump of (a) with ``workers=2`` and with Ray on 2 CPUs: speed-up over one worker.
+(floor) The GEMMs each side of (a) cannot avoid, timed here: an upper bound on (a)'s ratio.
 
-Usage: python benchmarks/bench_scale.py [--quick] [--data-dir DIR] [--skip a,b,c]
+Usage: python benchmarks/bench_scale.py [--quick] [--data-dir DIR] [--skip a,floor,b,c]
 ``--quick`` shrinks every size (a: N=16384, D=256, K=100; b: K=2048, D=128; K=8192, D=64) and
 the memory budget of (b) to 16 MiB (so that the tiled forms run) to prove the script works; its
 timings mean nothing. The last line of output is one JSON object.
@@ -316,11 +317,58 @@ def case_c(size, root: Path) -> dict:
     return out
 
 
+def case_floor(size) -> dict:
+    """Why (a)'s ratio is bounded: the GEMMs each side cannot avoid, timed on this machine.
+
+    Per chunk of R rows, ours needs at least the float64 projection P = (x - mu_G) Q on the basis
+    of the class means (R x D x r, r = min(K - 1, D): exact NC1 needs Q^T Sigma_W Q in float64), the
+    projected scatter P^T P (R x r x r, float64), and the two decisions searched in float32 (NCC on
+    P: R x r x K; the classifier: R x D x K). The reference needs its float32 D x D covariance
+    (R x D x D) and the same two float32 decision products. Both also read the same bytes twice,
+    which only pulls the ratio towards 1. ``floor_ratio_bound`` = reference GEMM seconds / ours."""
+    n, d, k = size["n"], size["d"], size["k"]
+    r, rows = min(k - 1, d), 8192
+    g = torch.Generator().manual_seed(1)
+
+    def t_mm(m: int, inner: int, cols: int, dtype) -> float:
+        a = torch.randn(m, inner, generator=g, dtype=dtype)
+        b = torch.randn(inner, cols, generator=g, dtype=dtype)
+        a @ b  # warm up
+        best = math.inf
+        for _ in range(3):
+            t = time.perf_counter()
+            a @ b
+            best = min(best, time.perf_counter() - t)
+        return best
+
+    chunks = n / rows
+    f64_proj = t_mm(rows, d, r, torch.float64)
+    f64_scatter = t_mm(r, rows, r, torch.float64)
+    f32_ncc, f32_clf = t_mm(rows, r, k, torch.float32), t_mm(rows, d, k, torch.float32)
+    f32_cov = t_mm(d, rows, d, torch.float32)
+    ours_s = chunks * (f64_proj + f64_scatter + f32_ncc + f32_clf)
+    ref_s = chunks * (f32_cov + 2 * f32_clf)
+    flops = 2 * rows * d * r
+    out = {
+        "floor_gflops_f64": flops / f64_proj / 1e9,
+        "floor_gflops_f32": 2 * rows * d * k / f32_clf / 1e9,
+        "floor_ours_gemm_seconds": ours_s,
+        "floor_ref_gemm_seconds": ref_s,
+        "floor_ratio_bound": ref_s / ours_s,
+    }
+    print(
+        f"(floor) GEMMs alone at {size}: ours >= {ours_s:.1f} s, reference >= {ref_s:.1f} s: "
+        f"ratio <= {ref_s / ours_s:.2f} (float64 {out['floor_gflops_f64']:.0f} GFLOP/s, float32 "
+        f"{out['floor_gflops_f32']:.0f} GFLOP/s)"
+    )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--data-dir", default="/tmp/nclab-bench-scale")
-    ap.add_argument("--skip", default="", help="comma-separated cases to skip (a, b, c)")
+    ap.add_argument("--skip", default="", help="comma-separated cases to skip (a, floor, b, c)")
     ap.add_argument("--dense-cap-gb", type=float, default=12.0)
     ap.add_argument("--budget-gb", type=float, default=None, help="nclab's tile memory budget")
     args = ap.parse_args()
@@ -332,6 +380,8 @@ def main() -> None:
     result: dict = {"quick": args.quick, "threads": torch.get_num_threads()}
     if "a" not in skip:
         result.update(case_a(sizes["a"], root))
+    if "floor" not in skip:
+        result.update(case_floor(sizes["a"]))
     if "b" not in skip:
         result.update(case_b(sizes, root, args.dense_cap_gb, args.budget_gb))
     if "c" not in skip:
