@@ -28,24 +28,8 @@ _QUICK = {
     "checkpoint_every": 80,
     "threads": 1,
 }
-#: medium (the size run with 3 seeds on 2 CPU cores, docs/feature-collapse.md): the paper's K = 100,
-#: depth 4 and 5 choices; 4 children (256-word sentences, a sixteenth of the paper's 4096) and
-#: the faithful preset's widths; 60 000 training sentences (the sample complexity
-#: n_classes * choices^depth = 62 500 of Cagnetta et al. 2024 is the scale)
-_MEDIUM = {
-    "children": 4,
-    "n_train": 60_000,
-    "n_test": 1000,
-    "lr": 3e-3,
-    "epochs": 3,
-    "batch_size": 50,
-    "log_every": 600,
-    "checkpoint_every": 600,
-    "threads": 1,
-}
 PRESETS: dict[str, dict[str, Any]] = {
     "a5-cfg": {"figure": "a5-cfg"},
-    "a5-cfg-medium": {"figure": "a5-cfg", **_MEDIUM},
     "a5-cfg-quick": {"figure": "a5-cfg", **_QUICK},
 }
 
