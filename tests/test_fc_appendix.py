@@ -2,6 +2,7 @@
 networks, the two experiments end to end (tiny sizes) and their resume."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -203,3 +204,14 @@ def test_presets_validate():
     assert a4.task == "lm" and a4.K * a4.nspl == 1_000_000 and a4.epochs == 1
     cfg = get_experiment("fc-grammar").config("a5-cfg")
     assert (cfg.K, len(cfg.symbols), cfg.choices, cfg.children, cfg.n_test) == (100, 4, 5, 8, 1000)
+
+
+def test_grammar_figures_with_more_test_sentences_than_drawn(tmp_path):
+    """The PCA figures draw the first 200 test sentences: their latent labels must be those
+    sentences' (a run with n_test > 200 once failed there, after training)."""
+    exp = get_experiment("fc-grammar")
+    over = {"K": 4, "symbols": [3, 3, 3], "choices": 2, "children": 2, "widths": [4, 4, 4]}
+    over |= {"hidden": 6, "n_train": 20, "n_test": 230, "epochs": 1, "batch_size": 10}
+    summary = run_experiment(exp, exp.config("a5-cfg-quick", over), tmp_path / "run")
+    assert [Path(f).name for f in summary["figures"]] == ["pca_trained.png", "pca_untrained.png"]
+    assert all(Path(f).stat().st_size > 0 for f in summary["figures"])

@@ -104,16 +104,17 @@ def _sample_compact(grammar, n: int, gen: torch.Generator, chunk: int = 2000):
 def run(cfg: GrammarConfig, run_dir: RunDir) -> dict[str, Any]:
     tr = Trainer(cfg)
     untrained = tr.measure(full=True)  # the same network before training (and before resuming)
-    before = _level_reps(tr)
+    shown = min(200, cfg.n_test)  # sentences in the PCA figures
+    before = _level_reps(tr, shown)
     history = fit_steps(tr, cfg, run_dir, f"fc-grammar {cfg.figure}")
     final = tr.measure(full=True)
     summary = summarize(cfg, tr.steps, final, untrained, history)
-    after = _level_reps(tr)
+    after = _level_reps(tr, shown)
     summary["figures"] = [
         pca_figure(
             run_dir.figures / f"pca_{name}.png",
             [
-                (f"level {j + 1} ({LEVEL_NAMES[j]})", reps[j], tr.latents[j].reshape(-1))
+                (f"level {j + 1} ({LEVEL_NAMES[j]})", reps[j], tr.latents[j][:shown].reshape(-1))
                 for j in range(len(reps))
             ],
             title=f"{cfg.figure}: {name} network, representations by latent symbol "
