@@ -140,3 +140,32 @@ def test_ray_equals_one_process(tmp_path):
     one = measure_paths([d], show_progress=False)
     ray = measure_paths([d], workers=2, backend="ray", show_progress=False)
     _close(ray["metrics"], one["metrics"], rel=1e-12)
+
+
+def test_pass2_tasks_get_a_snapshot_not_the_merged_statistics(tmp_path, monkeypatch):
+    """Pass-2 tasks must not receive the object the main thread adds their sums into: a pool
+    pickles task arguments later, in a feeder thread, and torch's pickler copies each tensor into
+    shared memory, so an in-place addition made meanwhile was lost (once in CI, with workers=2)."""
+    from nclab.measure import passes
+
+    x, y, w, b = _data(1)
+    d = _write(tmp_path / "s", "npy", x, y, w, b, parts=3)
+    sent, added_into = [], []
+    original_map, original_add = passes.Executor.map, passes.add_second
+
+    def spy_map(self, fn, args, shared, consume):
+        if fn is passes.second_pass:
+            sent.append(shared[0])
+        return original_map(self, fn, args, shared, consume)
+
+    def spy_add(stats, part, views):
+        added_into.append(stats)
+        return original_add(stats, part, views)
+
+    monkeypatch.setattr(passes.Executor, "map", spy_map)
+    monkeypatch.setattr(passes, "add_second", spy_add)
+    measure_paths([d], show_progress=False)
+    assert len(sent) == 1 and len(added_into) == 3
+    assert all(s is added_into[0] for s in added_into) and sent[0] is not added_into[0]
+    assert sent[0].basis_scatter is None and sent[0].pass2_count == 0
+    assert added_into[0].pass2_count == N

@@ -84,6 +84,20 @@ def second_pass(
     }
 
 
+def pass2_snapshot(merged: ClassStats) -> ClassStats:
+    """What pass-2 tasks receive: the merged statistics without their pass-2 sums.
+
+    The tasks must not be sent ``merged`` itself: a process pool pickles a task's arguments in a
+    feeder thread, later than ``submit``, and torch's pickler moves each tensor into shared memory
+    (``share_memory_``, a copy) while the main thread may be adding an earlier shard's sums into
+    ``merged.basis_scatter`` in place; that addition was then lost (seen once in CI: NC1 with
+    ``workers=2`` 0.80 of the one-process value, one shard of five missing)."""
+    snap = copy.copy(merged)
+    snap.decision = type(merged.decision)()
+    snap.basis_scatter, snap.pass2_count = None, 0
+    return snap
+
+
 def add_second(stats: ClassStats, part: dict[str, Any], views: DecisionViews | None):
     """Add one shard's second-pass sums to ``stats`` (and its views to ``views``)."""
     dec, add = stats.decision, part["decision"]

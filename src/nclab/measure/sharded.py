@@ -65,7 +65,7 @@ def measure_paths(
             merged, dropped, remap, weights, bias = _drop(stats, drop_empty, weights, bias)
             merged.check_nonempty()
             passes.fix_basis(merged)
-            shared = (merged, weights, bias, remap, per_class)
+            shared = (passes.pass2_snapshot(merged), weights, bias, remap, per_class)
             ex.map(passes.second_pass, [(sh,) for sh in shards], shared, add_second)
     stats, views = merged, views[0]
     if save_stats is not None:
