@@ -104,9 +104,18 @@ def read_dump(path: Path):
 
 
 # --- the plain reference -------------------------------------------------------------------------
-def reference(path: Path, k: int, dtype=torch.float32, tile: int = 256) -> dict[str, float]:
-    """Two passes in ``dtype``: per-class sums; D x D within-class covariance, per-class variances,
-    expansion-based NCC and classifier decisions; pinv(Sigma_B); pairwise metrics in tiles."""
+def _dense_decisions(x, mu, sqmu, w, b):
+    """Nearest centre by the expansion ||x||^2 + ||mu||^2 - 2 x.mu, and the classifier's argmax."""
+    ncc = ((x * x).sum(1)[:, None] + sqmu[None, :] - 2 * x @ mu.T).argmin(1)
+    return ncc, (x @ w.T + b).argmax(1)
+
+
+def _two_passes(
+    path: Path, k: int, dtype, decide
+) -> tuple[dict[str, float], torch.Tensor, torch.Tensor]:
+    """The two passes both references share: per-class sums; then the D x D within-class
+    covariance, per-class variances and the decisions ``decide(x, mu, ||mu||^2, W, b)``. Returns
+    the metrics that need no pair of classes, the centred means, the variances and W."""
     chunks, w, b = read_dump(path)
     w, b = w.to(dtype), b.to(dtype)
     d = w.shape[1]
@@ -125,29 +134,34 @@ def reference(path: Path, k: int, dtype=torch.float32, tile: int = 256) -> dict[
         r = x - mu[y]
         sw += r.T @ r
         var.index_add_(0, y, (r * r).sum(1))
-        ncc = ((x * x).sum(1)[:, None] + sqmu[None, :] - 2 * x @ mu.T).argmin(1)
-        pred = (x @ w.T + b).argmax(1)
+        ncc, pred = decide(x, mu, sqmu, w, b)
         mismatch += int((pred != ncc).sum())
         ncc_ok += int((ncc == y).sum())
         n += len(y)
     sw /= n
     var /= counts
-    mg = mu.mean(0)
-    m = mu - mg
+    m = mu - mu.mean(0)
     sb = m.T @ m / k
     out = {"nc1": float(torch.trace(sw @ torch.linalg.pinv(sb))) / k}
     out["nc1_trace"] = float(torch.trace(sw) / torch.trace(sb))
-    g = m @ m.T
-    etf = (torch.eye(k, dtype=dtype) - 1 / k) / math.sqrt(k - 1)
-    out["nc2_etf"] = float(torch.linalg.matrix_norm(g / torch.linalg.matrix_norm(g) - etf))
     norms = m.norm(dim=1)
     out["nc2_equinorm"] = float(norms.std(correction=0) / norms.mean())
-    u = m / norms[:, None]
-    cos = (u @ u.T)[torch.triu_indices(k, k, 1).unbind()]
-    out["nc2_equiangle"] = float(cos.std(correction=0))
     wn = w / torch.linalg.matrix_norm(w)
     out["nc3"] = float(((wn - m / torch.linalg.matrix_norm(m)) ** 2).sum())
     out["nc4"], out["ncc_acc"] = mismatch / n, ncc_ok / n
+    return out, m, var
+
+
+def reference(path: Path, k: int, dtype=torch.float32, tile: int = 256) -> dict[str, float]:
+    """Two passes in ``dtype``: per-class sums; D x D within-class covariance, per-class variances,
+    expansion-based NCC and classifier decisions; pinv(Sigma_B); pairwise metrics in tiles."""
+    out, m, var = _two_passes(path, k, dtype, _dense_decisions)
+    g = m @ m.T
+    etf = (torch.eye(k, dtype=dtype) - 1 / k) / math.sqrt(k - 1)
+    out["nc2_etf"] = float(torch.linalg.matrix_norm(g / torch.linalg.matrix_norm(g) - etf))
+    u = m / m.norm(dim=1)[:, None]
+    cos = (u @ u.T)[torch.triu_indices(k, k, 1).unbind()]
+    out["nc2_equiangle"] = float(cos.std(correction=0))
     cd, logk = [], []
     for i in range(0, k, tile):  # tiled pairwise metrics, as rhubarbwu's kernels do
         for j in range(0, k, tile):
@@ -169,26 +183,12 @@ def reference_blocked(path: Path, k: int, block: int = 4096) -> dict[str, float]
     metrics, two sweeps where a mean is needed first; decisions by float64 GEMMs of row chunks
     against blocks of centres). Independent of nclab's D x D identities and float32 searches."""
     dt = torch.float64
-    chunks, w, b = read_dump(path)
-    w, b = w.to(dt), b.to(dt)
-    d = w.shape[1]
-    sums, counts = torch.zeros(k, d, dtype=dt), torch.zeros(k, dtype=dt)
-    for x, y in chunks():
-        sums.index_add_(0, y, x.to(dt))
-        counts += torch.bincount(y, minlength=k).to(dt)
-    mu = sums / counts[:, None]
-    sqmu = (mu * mu).sum(1)
-    sw, var = torch.zeros(d, d, dtype=dt), torch.zeros(k, dtype=dt)
-    n = mismatch = ncc_ok = 0
-    for x, y in chunks():
-        x = x.to(dt)
-        r = x - mu[y]
-        sw += r.T @ r
-        var.index_add_(0, y, (r * r).sum(1))
-        best_d = torch.full((len(y),), math.inf, dtype=dt)
-        best_l = torch.full((len(y),), -math.inf, dtype=dt)
-        ncc = torch.zeros(len(y), dtype=torch.long)
-        pred = torch.zeros(len(y), dtype=torch.long)
+
+    def blocked_decisions(x, mu, sqmu, w, b):
+        best_d = torch.full((len(x),), math.inf, dtype=dt)
+        best_l = torch.full((len(x),), -math.inf, dtype=dt)
+        ncc = torch.zeros(len(x), dtype=torch.long)
+        pred = torch.zeros(len(x), dtype=torch.long)
         xx = (x * x).sum(1)[:, None]
         for j in range(0, k, block):
             dist = xx + sqmu[None, j : j + block] - 2 * x @ mu[j : j + block].T
@@ -198,21 +198,11 @@ def reference_blocked(path: Path, k: int, block: int = 4096) -> dict[str, float]
             v, i = (x @ w[j : j + block].T + b[j : j + block]).max(1)
             better = v > best_l
             pred, best_l = torch.where(better, i + j, pred), torch.where(better, v, best_l)
-        mismatch += int((pred != ncc).sum())
-        ncc_ok += int((ncc == y).sum())
-        n += len(y)
-    sw /= n
-    var /= counts
-    m = mu - mu.mean(0)
-    sb = m.T @ m / k
-    out = {"nc1": float(torch.trace(sw @ torch.linalg.pinv(sb))) / k}
-    out["nc1_trace"] = float(torch.trace(sw) / torch.trace(sb))
+        return ncc, pred
+
+    out, m, var = _two_passes(path, k, dt, blocked_decisions)
     norms = m.norm(dim=1)
-    out["nc2_equinorm"] = float(norms.std(correction=0) / norms.mean())
     u = m / norms[:, None]
-    wn = w / torch.linalg.matrix_norm(w)
-    out["nc3"] = float(((wn - m / torch.linalg.matrix_norm(m)) ** 2).sum())
-    out["nc4"], out["ncc_acc"] = mismatch / n, ncc_ok / n
     sq = norms**2
     pairs = k * (k - 1) / 2
 
