@@ -69,7 +69,7 @@ def test_grammar_net_shares_blocks_across_positions():
 
 
 # --- GPT-2 ----------------------------------------------------------------------------------------
-def test_gpt2_classifier_and_language_model_tiny():
+def test_gpt2_classifier_and_language_model_tiny(capfd):
     pytest.importorskip("transformers")
     from nclab.models.gpt2 import GPT2Classifier, gpt2_language_model, word_embeddings
 
@@ -82,7 +82,11 @@ def test_gpt2_classifier_and_language_model_tiny():
     assert word_embeddings(a, 11).shape == (11, 8)
     lm = gpt2_language_model(12, 7, d=8, n_layer=1, n_head=2, seed=0)
     assert lm.lm_head.weight.data_ptr() == lm.transformer.wte.weight.data_ptr()  # tied, as GPT-2
-    assert torch.isfinite(lm(input_ids=ids, labels=ids).loss)
+    loss = lm(input_ids=ids, labels=ids).loss
+    logits = lm(input_ids=ids).logits  # the loss is next-token cross-entropy, without a warning
+    ce = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, 12), ids[:, 1:].reshape(-1))
+    torch.testing.assert_close(loss, ce)
+    assert "loss_type" not in capfd.readouterr().err
     with pytest.raises(ConfigError, match="multiple of n_head"):
         GPT2Classifier(12, 7, d=9, n_layer=1, n_head=2, num_classes=4)
 

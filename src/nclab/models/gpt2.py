@@ -139,7 +139,11 @@ def gpt2_language_model(
     """``GPT2LMHeadModel`` from a :func:`gpt2_config` (weights tied, initialised from ``seed``)."""
     cfg = gpt2_config(vocab_size, n_positions, d, n_layer, n_head, dropout)
     tf = _transformers()
-    return _seeded(seed, lambda: tf.GPT2LMHeadModel(cfg))
+    net = _seeded(seed, lambda: tf.GPT2LMHeadModel(cfg))
+    # the next-token loss GPT-2 uses anyway: named, so transformers does not warn on every run
+    # that it cannot guess it from the class name
+    net.loss_type = "ForCausalLM"
+    return net
 
 
 def word_embeddings(net: nn.Module, num_words: int) -> torch.Tensor:
