@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from nclab.errors import ConfigError
 from nclab.experiments import get_experiment, resume_run, run_experiment
 from nclab.experiments.deep_ln.measure import fit_loss, measure, theory_for
 from nclab.models.lnresnet import LNResNet, LNTransformer, layer_norm_sphere
@@ -238,3 +239,18 @@ def test_quick_preset_shows_collapse_growing_with_depth(tmp_path):
     s = run_experiment(EXP, EXP.config("rn1-ce-quick"), tmp_path / "q")
     assert s["trend"]["nc1_ratio"] < 0.5 and s["trend"]["nc2_ratio"] < 0.5
     assert s["trend"]["objective_gap_ratio"] < 0.8 and s["lower_bound_holds"]
+
+
+def test_units_in_two_processes_give_the_same_numbers(tiny_run, tmp_path):
+    """``workers=2`` trains the units in spawned processes: same units, same numbers, same summary."""
+    out, s = tiny_run
+    cfg = EXP.config("rn1-ce-quick", [*TINY, "seeds=2", "workers=2"])
+    par = run_experiment(EXP, cfg, tmp_path / "par", seeds=2)
+    assert sorted(p.name for p in (tmp_path / "par" / "units").iterdir()) == sorted(
+        p.name for p in (out / "units").iterdir()
+    )
+    for d in ("L1", "L4"):
+        for k in ("nc1", "nc2", "nc3", "objective", "train_acc"):
+            assert par["by_depth"][d][k] == pytest.approx(s["by_depth"][d][k], rel=1e-9), (d, k)
+    with pytest.raises(ConfigError, match="workers"):
+        run_experiment(EXP, EXP.config("rn1-ce-quick", [*TINY, "workers=0"]), tmp_path / "w0")

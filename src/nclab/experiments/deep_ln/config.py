@@ -74,3 +74,6 @@ class DeepLNConfig(Config):
     checkpoint_every: int = 200
     device: str = "auto"
     threads: int = 0  # torch CPU threads, set by the runner for the run (0: leave torch's setting)
+    # sweep units (depth, seed) trained at once, in spawned processes sharing the run's threads
+    # (1: one after the other in this process); the numbers do not depend on it
+    workers: int = 1

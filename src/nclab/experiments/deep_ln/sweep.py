@@ -30,13 +30,18 @@ def run(cfg: DeepLNConfig, run_dir: RunDir) -> dict[str, Any]:
         out = run_monotone(cfg, run_dir, data, device)
         out["seconds"] = time.perf_counter() - t0
         return out
+    if cfg.workers < 1:
+        raise ConfigError(f"workers must be an integer >= 1, got {cfg.workers}")
+    units = [(d, cfg.seed + i) for d in sorted(set(cfg.depths)) for i in range(max(1, cfg.seeds))]
+    todo = [u for u in units if not _unit_dir(run_dir, *u).finished]
+    if cfg.workers > 1 and len(todo) > 1:
+        _train_in_processes(cfg, run_dir, todo, device)
     per_depth: dict[int, list[dict[str, Any]]] = {}
     histories: dict[int, list[list[dict[str, Any]]]] = {}
-    for depth in sorted(set(cfg.depths)):
-        for i in range(max(1, cfg.seeds)):
-            unit = _unit(cfg, depth, cfg.seed + i, data, run_dir, device)
-            per_depth.setdefault(depth, []).append(unit.read_summary())
-            histories.setdefault(depth, []).append(unit.read_metrics())
+    for depth, seed in units:
+        unit = _unit(cfg, depth, seed, data, run_dir, device)
+        per_depth.setdefault(depth, []).append(unit.read_summary())
+        histories.setdefault(depth, []).append(unit.read_metrics())
     by_depth = {d: aggregate_summaries(s) if len(s) > 1 else s[0] for d, s in per_depth.items()}
     out = summarize(cfg, by_depth)
     out["figures"] = [str(p) for p in draw(out, by_depth, histories, run_dir.figures)]
@@ -44,13 +49,66 @@ def run(cfg: DeepLNConfig, run_dir: RunDir) -> dict[str, Any]:
     return out
 
 
+def _unit_dir(run_dir: RunDir, depth: int, seed: int) -> RunDir:
+    return RunDir(Path(run_dir.path) / "units" / f"L{depth}_seed-{seed}")
+
+
 def _unit(cfg: DeepLNConfig, depth: int, seed: int, data, run_dir: RunDir, device) -> RunDir:
     """The finished unit ``units/L<depth>_seed-<seed>``, trained here unless it already was."""
     from .train import train_unit
 
-    unit = RunDir(Path(run_dir.path) / "units" / f"L{depth}_seed-{seed}")
+    unit = _unit_dir(run_dir, depth, seed)
     if not unit.finished:
         unit.write_config(cfg, depth=depth, unit_seed=seed)
         unit.write_summary(train_unit(cfg, depth, seed, data, unit, device))
         unit.remove_checkpoint()
     return unit
+
+
+def _train_in_processes(cfg: DeepLNConfig, run_dir: RunDir, todo, device) -> None:
+    """Train the units ``todo`` in ``cfg.workers`` spawned processes, the deepest first (the
+    longest jobs first pack best), each with its share of the run's torch threads."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    import torch
+
+    from ...progress import track
+
+    workers = min(cfg.workers, len(todo))
+    threads = max(1, (cfg.threads or torch.get_num_threads()) // workers)
+    order = sorted(todo, key=lambda u: (-u[0], u[1]))
+    pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_quiet)
+    try:
+        args = (cfg.model_dump(), str(run_dir.path), str(device), threads)
+        futures = [pool.submit(_unit_task, *args, d, s) for d, s in order]
+        for f in track(as_completed(futures), "deep-ln units", total=len(futures)):
+            f.result()  # a unit's error stops the run here, with its traceback
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _quiet() -> None:
+    import os
+
+    os.environ["NCLAB_PROGRESS"] = "0"  # one bar, the parent's, over the units
+
+
+_DATA: dict[str, Any] = {}  # per worker process: the data set, loaded once for all its units
+
+
+def _unit_task(cfg_dict: dict, path: str, device: str, threads: int, depth: int, seed: int):
+    import json
+
+    import torch
+
+    from ...threads import torch_threads
+    from .data import load_data
+
+    cfg = DeepLNConfig.model_validate(cfg_dict)
+    key = json.dumps(cfg_dict, sort_keys=True, default=str)
+    with torch_threads(threads):
+        if key not in _DATA:
+            _DATA.clear()
+            _DATA[key] = load_data(cfg)
+        _unit(cfg, depth, seed, _DATA[key], RunDir(path), torch.device(device))
