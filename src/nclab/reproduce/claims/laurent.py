@@ -323,7 +323,7 @@ CLAIMS: list[Claim] = [
                 name="norm-frequency-spearman",
             ),
         ],
-        quick_seconds=30,
+        quick_seconds=35,
         full_seconds=20_000,
         smaller={
             "quick": f"{_TAIL}, 60 sentences per class (paper: 500), 100 epochs (paper: 1000)"

@@ -70,7 +70,7 @@ def _a3(freq: str, fig: str) -> Claim:
             Check("test accuracy >= 99 %", path="test_acc", op=">=", value=0.99, name="test-acc"),
             *_embedding_checks(),
         ],
-        quick_seconds=200,
+        quick_seconds=85,
         full_seconds=8 * 3600,
         smaller={"quick": _TF_SMALL},
         note="faithful: 15 000 AdamW steps of a width-512 GPT-2 on 100 x 16 tokens; a CPU-hours "
@@ -101,7 +101,7 @@ CLAIMS: list[Claim] = [
             ),
             *_embedding_checks(),
         ],
-        quick_seconds=200,
+        quick_seconds=91,
         full_seconds=6 * 3600,
         smaller={"quick": _TF_SMALL},
     ),
@@ -138,7 +138,7 @@ CLAIMS: list[Claim] = [
                 name="level-nc1-vs-untrained",
             ),
         ],
-        quick_seconds=30,
+        quick_seconds=10,
         full_seconds=5400,
         smaller={
             "quick": "2 choices of 4 children (256 words; paper: 5 of 8, 4096), widths "

@@ -74,7 +74,7 @@ CLAIMS: list[Claim] = [
             ),
             *[_le(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_of", "nc2_w_of", "nc3_of")],
         ],
-        quick_seconds=30,
+        quick_seconds=36,
         full_seconds=30,
     ),
     Claim(
@@ -96,7 +96,7 @@ CLAIMS: list[Claim] = [
             _le("norm_gaps.w_norm", 1e-6),
             *[_le(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")],
         ],
-        quick_seconds=10,
+        quick_seconds=14,
         full_seconds=10,
     ),
     Claim(
@@ -124,7 +124,7 @@ CLAIMS: list[Claim] = [
             _le("norm_gaps.h_norm", 1e-6),
             *[_le(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")],
         ],
-        quick_seconds=10,
+        quick_seconds=18,
         full_seconds=10,
     ),
 ]
@@ -256,9 +256,9 @@ _OVER_L += "optimum, and the gap is measured to it."
 
 
 CLAIMS += [
-    _depth_claim("sukenik/rn1-depth-ce", "rn1", "ce", "rn1-ce-quick", "rn1-ce", 15, 600, _DIGITS),
+    _depth_claim("sukenik/rn1-depth-ce", "rn1", "ce", "rn1-ce-quick", "rn1-ce", 111, 600, _DIGITS),
     _depth_claim(
-        "sukenik/rn2-depth-ce", "rn2", "ce", "rn2-ce-quick", "rn2-ce", 20, 600, _DIGITS, _OVER_L
+        "sukenik/rn2-depth-ce", "rn2", "ce", "rn2-ce-quick", "rn2-ce", 150, 600, _DIGITS, _OVER_L
     ),
     _depth_claim(
         "sukenik/rn1-depth-mse",
@@ -266,7 +266,7 @@ CLAIMS += [
         "mse",
         "rn1-mse-quick",
         "rn1-mse",
-        15,
+        110,
         600,
         _DIGITS,
         "MSE: NC2 of W_L is its distance to an orthogonal frame (the GUFM-MSE optimum).",
@@ -277,7 +277,7 @@ CLAIMS += [
         "ce",
         "t11-ce-quick",
         "t11-ce",
-        20,
+        176,
         1200,
         _SENTENCES,
         "Post-LN transformers on sentences of the Feature Collapse concept/word model (our "
@@ -289,7 +289,7 @@ CLAIMS += [
         "ce",
         "t12-ce-quick",
         "t12-ce",
-        20,
+        192,
         1200,
         _SENTENCES,
         _OVER_L,
@@ -300,7 +300,7 @@ CLAIMS += [
         "ce",
         "t11-pre-ce-quick",
         "t11-pre-ce",
-        20,
+        68,
         1200,
         _SENTIMENT,
         "Pre-LN L-T11 (Figure 1's IMDB panel) on the synthetic sentiment task; the head reads "
@@ -313,7 +313,7 @@ CLAIMS += [
         "ce",
         "t11-img-ce-quick",
         "t11-img-ce",
-        20,
+        151,
         1200,
         _PATCHES,
         "L-T11 on images, patches as tokens (Figure 1's CIFAR-10 panel), on digits.",
@@ -360,7 +360,7 @@ CLAIMS += [
             ),
             *[_differ(k, label, 0.05) for k, label in PAPER_METRICS],
         ],
-        quick_seconds=40,
+        quick_seconds=291,
         full_seconds=1200,
         smaller=_DIGITS,
         note="Both regularisations run on the same data and seeds (the two presets differ only "
@@ -412,7 +412,7 @@ CLAIMS += [
                 name="deeper-no-worse",
             ),
         ],
-        quick_seconds=30,
+        quick_seconds=79,
         full_seconds=600,
         smaller={
             "quick": "digits, L-RN1, L = 3 into L' = 8, 300 + 300 epochs",
