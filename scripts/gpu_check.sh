@@ -28,6 +28,6 @@ python3 benchmarks/bench_curvature.py --device cuda --repeats 3 2>&1 \
 python3 -m nclab run deep-ln --preset rn1-ce-quick --set device=cuda --out "$OUT/deep-ln" \
   --json > "$OUT/deep_ln.json"
 python3 -c "import json; s = json.load(open('$OUT/deep_ln.json')); print('deep-ln on cuda:',
-{k: s['trend'][k] for k in ('nc1_ratio', 'nc2_ratio', 'objective_gap_ratio')},
+{k: s['trend'][k] for k in ('nc1_ratio', 'nc2_ratio', 'objective_gap_ratio', 'objective_gap_ratio_median')},
 'lower bound holds:', s['lower_bound_holds'], 'seconds:', round(s['seconds'], 1))" \
   | tee "$OUT/deep_ln_summary.txt"

@@ -254,3 +254,18 @@ def test_units_in_two_processes_give_the_same_numbers(tiny_run, tmp_path):
             assert par["by_depth"][d][k] == pytest.approx(s["by_depth"][d][k], rel=1e-9), (d, k)
     with pytest.raises(ConfigError, match="workers"):
         run_experiment(EXP, EXP.config("rn1-ce-quick", [*TINY, "workers=0"]), tmp_path / "w0")
+
+
+def test_gap_ratio_is_the_median_of_the_seeds_ratios():
+    """One shallow network that failed to train (gap 0.3) must not make depth look helpful: the
+    ratio of the seed means is 0.36, each seed's own ratio 1.2, 0.15, 1.2 (median 1.2)."""
+    from nclab.experiments.deep_ln.summary import trend
+
+    def row(gaps):
+        units = [{"objective_gap": g, "nc1": 0.1} for g in gaps]
+        return {"objective_gap": sum(gaps) / len(gaps), "nc1": 0.1, "per_seed": units}
+
+    t = trend({2: row([0.04, 0.3, 0.04]), 8: row([0.048, 0.045, 0.048])})
+    assert t["objective_gap_ratio"] == pytest.approx(0.141 / 0.38, rel=1e-12)
+    assert t["objective_gap_ratio_per_seed"] == pytest.approx([1.2, 0.15, 1.2])
+    assert t["objective_gap_ratio_median"] == pytest.approx(1.2)

@@ -4,6 +4,7 @@ to the deepest network, and the GUFM lower bound checked on every trained networ
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any
 
 TREND_KEYS = ("nc1", "nc2", "nc2_w", "nc3_match", "nc3_cos_dist", "objective_gap", "w_norm_gap")
@@ -103,6 +104,16 @@ def trend(by_depth: dict[int, dict]) -> dict[str, Any]:
         out[f"{k}_first"], out[f"{k}_last"] = a, b
         out[f"{k}_ratio"] = b / a if a and b is not None and a > 0 else None
         out[f"{k}_spearman"] = spearman([float(d) for d in depths], vals)
+    # the gap's ratio per seed (deepest / shallowest network of the same seed) and its median: a
+    # ratio of means is decided by a single shallow network that failed to train
+    firsts, lasts = _units(by_depth[depths[0]]), _units(by_depth[depths[-1]])
+    per = [
+        b["objective_gap"] / a["objective_gap"]
+        for a, b in zip(firsts, lasts, strict=False)
+        if a.get("objective_gap") and a["objective_gap"] > 0 and b.get("objective_gap") is not None
+    ]
+    out["objective_gap_ratio_per_seed"] = per
+    out["objective_gap_ratio_median"] = statistics.median(per) if per else None
     return out
 
 
