@@ -1,6 +1,7 @@
 """Markdown tables of a deep-ln run, finished or not: per depth the mean ± std over seeds of NC1, NC2
 of W_L, NC3 (1 - mean cosine), NC2 of the class means and the gap to the GUFM optimum, then the
-log-log slopes fitted per seed (over the depths every seed has finished).
+log-log slopes fitted per seed (over the depths every seed has finished) and each seed's gap
+ratio, deepest / shallowest.
 
 Usage: ``python scripts/deep_ln_table.py RUN_DIR [RUN_DIR ...]`` (reads ``units/*/summary.json``,
 so it also reports an interrupted run's finished units; the run's own ``summary.json`` is not
@@ -15,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from nclab.experiments.deep_ln.summary import slopes
+from nclab.experiments.deep_ln.summary import slopes, trend
 
 KEYS = ("nc1", "nc2_w", "nc3_cos_dist", "nc2", "objective_gap", "train_acc", "test_acc")
 HEAD = (
@@ -68,6 +69,13 @@ def table(run: Path) -> str:
                 for k in ("nc1", "nc2_w", "nc3_cos_dist", "nc2", "objective_gap")
                 if sl[k]["mean"] is not None
             )
+        ]
+        t = trend(by_depth)
+        per = ", ".join(f"{r:.3g}" for r in t["objective_gap_ratio_per_seed"])
+        lines += [
+            "",
+            f"objective − L*, L = {full[-1]} / L = {full[0]} per seed: {per} (median "
+            f"{t['objective_gap_ratio_median']:.3g})",
         ]
     return "\n".join(lines) + "\n"
 
