@@ -161,6 +161,7 @@ def _crash_at(monkeypatch, cls, step):
                 "n_test": 20,
                 "epochs": 2,
                 "batch_size": 10,
+                "warmup_steps": 10,  # of 12 steps: the crash at step 7 is inside the warm-up
                 "log_every": 3,
                 "checkpoint_every": 3,
             },
@@ -219,3 +220,17 @@ def test_grammar_figures_with_more_test_sentences_than_drawn(tmp_path):
     summary = run_experiment(exp, exp.config("a5-cfg-quick", over), tmp_path / "run")
     assert [Path(f).name for f in summary["figures"]] == ["pca_trained.png", "pca_untrained.png"]
     assert all(Path(f).stat().st_size > 0 for f in summary["figures"])
+
+
+def test_grammar_warmup_grows_the_learning_rate_linearly():
+    exp = get_experiment("fc-grammar")
+    over = {"K": 4, "symbols": [3, 3, 3], "choices": 2, "children": 2, "widths": [4, 4, 4]}
+    over |= {"hidden": 6, "n_train": 20, "n_test": 4, "batch_size": 10, "lr": 1e-3}
+    tr = grammar_train.Trainer(exp.config("a5-cfg-quick", over | {"warmup_steps": 4}))
+    lrs = []
+    for step in range(6):
+        tr.train_step(step)
+        lrs.append(tr.opt.param_groups[0]["lr"])
+    assert lrs == pytest.approx([2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3, 1e-3])
+    with pytest.raises(ConfigError, match="warmup_steps"):
+        grammar_train.Trainer(exp.config("a5-cfg-quick", over | {"warmup_steps": -1}))

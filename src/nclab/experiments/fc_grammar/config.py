@@ -31,6 +31,7 @@ class GrammarConfig(Config):
     hidden: int = 128
     # optimiser: not in the paper (lr 1e-3 dies on the log K plateau with 5 choices: measured)
     lr: float = 3e-4
+    warmup_steps: int = 0  # the lr grows linearly from lr / warmup_steps to lr over these steps
     weight_decay: float = 0.0
     epochs: int = 10
     batch_size: int = 50
@@ -48,5 +49,7 @@ def validate(cfg: GrammarConfig) -> None:
     for name in ("n_train", "n_test", "epochs", "batch_size", "hidden"):
         if getattr(cfg, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
+    if cfg.warmup_steps < 0:
+        raise ConfigError(f"warmup_steps must be >= 0, got {cfg.warmup_steps}")
     if not (cfg.lr > 0 and cfg.weight_decay >= 0):
         raise ConfigError("need lr > 0 and weight_decay >= 0")

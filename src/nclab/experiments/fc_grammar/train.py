@@ -45,6 +45,9 @@ class Trainer:
         self.state = TrainState(model=self.net, optimizer=self.opt)
 
     def train_step(self, step: int) -> dict[str, Any]:
+        if self.cfg.warmup_steps:  # linear warm-up: lr * (step + 1) / warmup_steps, then lr
+            for g in self.opt.param_groups:
+                g["lr"] = self.cfg.lr * min(1.0, (step + 1) / self.cfg.warmup_steps)
         idx = self.batches.indices(step)
         v = optimizer_step(self.opt, F.cross_entropy(self.net(self.x[idx].long()), self.y[idx]))
         return {"train_loss": v, "epoch": self.batches.epoch(step + 1)}
