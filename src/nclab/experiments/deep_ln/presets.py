@@ -24,7 +24,8 @@ from typing import Any
 QUICK = [2, 5, 13]
 DEPTHS = [2, 3, 5, 8, 13, 21, 34]
 _SENT = {"name": "sentences"}
-_SENTIMENT = {"name": "sentiment", "nspl": 40, "nspl_test": 100, "text_len": 16}
+# 20 reviews per class: the medium sweep with 40 took ~32 min on 2 cores (docs/deep-ln.md)
+_SENTIMENT = {"name": "sentiment", "nspl": 20, "nspl_test": 100, "text_len": 16}
 _OVER_L = {"wd_over_depth": True}
 
 
@@ -67,7 +68,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "t12-ce-quick": _p("t12", 600, [2, 4, 8], _SENT, width=32, **_OVER_L),
     "t12-ce": _p("t12", 1000, DEPTHS, {**_SENT, "nspl": 20}, **_OVER_L),
     # ---- pre-LN L-T11 on the synthetic sentiment task (the IMDB stand-in), language lr 1e-3
-    "t11-pre-ce-quick": _p("t11-pre", 400, [2, 4, 8], {**_SENTIMENT, "nspl": 20}, width=32),
+    "t11-pre-ce-quick": _p("t11-pre", 400, [2, 4, 8], _SENTIMENT, width=32),
     "t11-pre-ce": _p("t11-pre", 1000, DEPTHS, _SENTIMENT),
     # ---- L-T11 on images: digits as 16 tokens of 2 x 2 patches (the CIFAR-10 panel's stand-in)
     "t11-img-ce-quick": {
