@@ -260,9 +260,9 @@ _OVER_L += "optimum, and the gap is measured to it."
 
 
 CLAIMS += [
-    _depth_claim("sukenik/rn1-depth-ce", "rn1", "ce", "rn1-ce-quick", "rn1-ce", 111, 600, _DIGITS),
+    _depth_claim("sukenik/rn1-depth-ce", "rn1", "ce", "rn1-ce-quick", "rn1-ce", 111, 1140, _DIGITS),
     _depth_claim(
-        "sukenik/rn2-depth-ce", "rn2", "ce", "rn2-ce-quick", "rn2-ce", 150, 600, _DIGITS, _OVER_L
+        "sukenik/rn2-depth-ce", "rn2", "ce", "rn2-ce-quick", "rn2-ce", 150, 1660, _DIGITS, _OVER_L
     ),
     _depth_claim(
         "sukenik/rn1-depth-mse",
@@ -271,7 +271,7 @@ CLAIMS += [
         "rn1-mse-quick",
         "rn1-mse",
         110,
-        600,
+        1140,
         _DIGITS,
         "MSE: NC2 of W_L is its distance to an orthogonal frame (the GUFM-MSE optimum).",
     ),
@@ -282,7 +282,7 @@ CLAIMS += [
         "t11-ce-quick",
         "t11-ce",
         176,
-        1200,
+        2130,
         _SENTENCES,
         "Post-LN transformers on sentences of the Feature Collapse concept/word model (our "
         "reading of L-T11; the main text is not in papers/).",
@@ -294,7 +294,7 @@ CLAIMS += [
         "t12-ce-quick",
         "t12-ce",
         192,
-        1200,
+        2320,
         _SENTENCES,
         _OVER_L,
     ),
@@ -305,7 +305,7 @@ CLAIMS += [
         "t11-pre-ce-quick",
         "t11-pre-ce",
         68,
-        1200,
+        1280,
         _SENTIMENT,
         "Pre-LN L-T11 (Figure 1's IMDB panel) on the synthetic sentiment task; the head reads "
         "LN(X_L), on the GUFM's sphere. With K = 2 the class means always form a simplex ETF "
@@ -318,7 +318,7 @@ CLAIMS += [
         "t11-img-ce-quick",
         "t11-img-ce",
         151,
-        1200,
+        1830,
         _PATCHES,
         "L-T11 on images, patches as tokens (Figure 1's CIFAR-10 panel), on digits.",
     ),
@@ -365,7 +365,7 @@ CLAIMS += [
             *[_differ(k, label, 0.05) for k, label in PAPER_METRICS],
         ],
         quick_seconds=291,
-        full_seconds=1200,
+        full_seconds=3320,
         smaller=_DIGITS,
         note="Both regularisations run on the same data and seeds (the two presets differ only "
         "in train.wd_over_depth).",
