@@ -49,6 +49,10 @@ _MEDIUM = {
     "checkpoint_every": 300,
     "threads": 1,
 }
+#: large (for "a few hours" on CPU, docs/feature-collapse.md): the medium settings at width 256 on
+#: 250 sentences per class (0.25 M), 3 epochs (7500 steps); about an hour per seed on one core
+#: (estimated: a 100-step probe costs 3.2 times the width-128 one)
+_LARGE = {**_MEDIUM, "d": 256, "nspl": 250, "log_every": 750, "checkpoint_every": 250}
 _QUICK: dict[str, dict[str, Any]] = {
     "a3-uniform-quick": {**_SMALL},
     "a3-zipf-quick": {**_SMALL, **ZIPF},
@@ -60,6 +64,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     for name, over in {**_FAITHFUL, **_QUICK}.items()
 }
 PRESETS["a3-uniform-medium"] = {"figure": "a3-uniform", **_MEDIUM}
+PRESETS["a3-uniform-large"] = {"figure": "a3-uniform", **_LARGE}
 
 _SIZES = "nc=3, nw=1200, L=15, K=1000; GPT-2 2 layers, 8 heads, width 512; AdamW 1e-4, wd 0.1"
 
