@@ -69,11 +69,11 @@ class Claim:
     """One claim of a paper, as ``nclab reproduce`` runs and judges it.
 
     ``measured`` / ``theory`` map a label to a summary path; ``paper`` maps a label to the paper's
-    value (a number or a short text). ``quick_seconds`` / ``full_seconds`` are runtime estimates of its
-    runs, each on one CPU core as ``nclab reproduce`` schedules them on 2 cores (full: on the
-    hardware it needs). ``smaller`` maps a mode (``quick``, ``full``) to
-    what its presets change from the paper's setting (data set, size, optimiser); a mode absent
-    from it runs the paper's setting.
+    value (a number or a short text). ``quick_seconds`` / ``full_seconds`` are runtime estimates
+    of its runs, each on one CPU core as ``nclab reproduce`` schedules them on 2 cores (full: on
+    the hardware it needs). ``smaller`` maps a mode (``quick``, ``full``) to what its presets
+    change from the paper's setting (data set, size, optimiser); a mode absent from it runs the
+    paper's setting.
     """
 
     id: str

@@ -110,7 +110,7 @@ def trend(by_depth: dict[int, dict]) -> dict[str, Any]:
     per = [
         b["objective_gap"] / a["objective_gap"]
         for a, b in zip(firsts, lasts, strict=False)
-        if a.get("objective_gap") and a["objective_gap"] > 0 and b.get("objective_gap") is not None
+        if (a.get("objective_gap") or 0) > 0 and b.get("objective_gap") is not None
     ]
     out["objective_gap_ratio_per_seed"] = per
     out["objective_gap_ratio_median"] = statistics.median(per) if per else None

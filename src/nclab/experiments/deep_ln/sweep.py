@@ -78,37 +78,34 @@ def _train_in_processes(cfg: DeepLNConfig, run_dir: RunDir, todo, device) -> Non
     workers = min(cfg.workers, len(todo))
     threads = max(1, (cfg.threads or torch.get_num_threads()) // workers)
     order = sorted(todo, key=lambda u: (-u[0], u[1]))
-    pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_quiet)
+    ctx = mp.get_context("spawn")
+    init = (cfg.model_dump(), threads)
+    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=init)
     try:
-        args = (cfg.model_dump(), str(run_dir.path), str(device), threads)
-        futures = [pool.submit(_unit_task, *args, d, s) for d, s in order]
+        futures = [pool.submit(_unit_task, str(run_dir.path), str(device), d, s) for d, s in order]
         for f in track(as_completed(futures), "deep-ln units", total=len(futures)):
             f.result()  # a unit's error stops the run here, with its traceback
     finally:
         pool.shutdown(cancel_futures=True)
 
 
-def _quiet() -> None:
+_WORKER: dict[str, Any] = {}  # in a worker process: the run's config and data set, loaded once
+
+
+def _worker_init(cfg_dict: dict, threads: int) -> None:
     import os
-
-    os.environ["NCLAB_PROGRESS"] = "0"  # one bar, the parent's, over the units
-
-
-_DATA: dict[str, Any] = {}  # per worker process: the data set, loaded once for all its units
-
-
-def _unit_task(cfg_dict: dict, path: str, device: str, threads: int, depth: int, seed: int):
-    import json
 
     import torch
 
-    from ...threads import torch_threads
     from .data import load_data
 
+    os.environ["NCLAB_PROGRESS"] = "0"  # one bar, the parent's, over the units
+    torch.set_num_threads(threads)
     cfg = DeepLNConfig.model_validate(cfg_dict)
-    key = json.dumps(cfg_dict, sort_keys=True, default=str)
-    with torch_threads(threads):
-        if key not in _DATA:
-            _DATA.clear()
-            _DATA[key] = load_data(cfg)
-        _unit(cfg, depth, seed, _DATA[key], RunDir(path), torch.device(device))
+    _WORKER.update(cfg=cfg, data=load_data(cfg))
+
+
+def _unit_task(path: str, device: str, depth: int, seed: int) -> None:
+    import torch
+
+    _unit(_WORKER["cfg"], depth, seed, _WORKER["data"], RunDir(path), torch.device(device))

@@ -4,8 +4,8 @@
 sentences) with the sizes it leaves open chosen here: 10 symbols per level, widths 32/64/64/64,
 MLP hidden width 128, 100 000 training sentences (the random-hierarchy sample complexity
 n_classes·choices^depth = 62 500 of Cagnetta et al. 2024 is the scale), AdamW lr 3e-4 without
-weight decay after a linear warm-up over 1000 steps, batch 50, 10 epochs. ``a5-cfg-quick`` keeps depth 4 and K = 100 but 2 choices of 4
-children (256-word sentences): with 5 choices a small training set is not learned at all (the
+weight decay after a linear warm-up over 1000 steps, batch 50, 10 epochs. ``a5-cfg-quick`` keeps
+depth 4 and K = 100 but 2 choices of 4 children (256-word sentences): with 5 choices a small training set is not learned at all (the
 loss stays at log K; measured), and 4096-word sentences cost 16x more; widths 16/32/32/32,
 hidden 64, 4000 training sentences, 200 test sentences, lr 1e-3, 4 epochs (at 3e-3 one seed in
 three dies on the log K plateau: measured). ``a5-cfg-medium``: see ``_MEDIUM``.
