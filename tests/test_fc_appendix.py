@@ -234,3 +234,24 @@ def test_grammar_warmup_grows_the_learning_rate_linearly():
     assert lrs == pytest.approx([2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3, 1e-3])
     with pytest.raises(ConfigError, match="warmup_steps"):
         grammar_train.Trainer(exp.config("a5-cfg-quick", over | {"warmup_steps": -1}))
+
+
+def test_grammar_zero_head_starts_at_the_uniform_prediction_and_learns():
+    """zero_head: the logits' Linear starts at zero (logits constant, loss log K, the rest of the
+    network as without it); one step moves it off zero. The trainer passes the field on."""
+    torch.manual_seed(0)
+    plain = GrammarNet(vocab=5, K=3, depth=2, children=2, widths=(4, 6), hidden=8)
+    torch.manual_seed(0)
+    zero = GrammarNet(vocab=5, K=3, depth=2, children=2, widths=(4, 6), hidden=8, zero_head=True)
+    x = torch.randint(0, 5, (6, 4), generator=GEN)
+    assert torch.count_nonzero(zero(x)) == 0 and torch.count_nonzero(plain(x)) > 0
+    torch.testing.assert_close(zero.levels(x), plain.levels(x))  # only the head differs
+    exp = get_experiment("fc-grammar")
+    over = {"K": 4, "symbols": [3, 3, 3], "choices": 2, "children": 2, "widths": [4, 4, 4]}
+    over |= {"hidden": 6, "n_train": 20, "n_test": 4, "batch_size": 10, "zero_head": True}
+    tr = grammar_train.Trainer(exp.config("a5-cfg-quick", over))
+    head = tr.net.blocks[-1][2]
+    loss0 = torch.nn.functional.cross_entropy(tr.net(tr.x[:10].long()), tr.y[:10])
+    assert float(loss0) == pytest.approx(float(torch.log(torch.tensor(4.0))))
+    tr.train_step(0)
+    assert torch.count_nonzero(head.weight) > 0

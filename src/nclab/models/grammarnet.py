@@ -2,7 +2,10 @@
 Fig. 10): word embeddings, then at each level a block — an MLP (Linear, ReLU, Linear) followed by
 LayerNorm — applied to the concatenation of ``children`` consecutive vectors of the level below,
 with weights shared across positions within a level; the last block maps to the K logits (no
-LayerNorm).
+LayerNorm). ``zero_head=True`` starts that block's last Linear at zero: the logits start
+constant (loss log K), so on the plateau before the task is learned the loss has no reason to
+shrink them by killing the top block's ReLUs, which otherwise all die (measured with 8 children,
+docs/feature-collapse.md).
 
 Level j's output holds one vector per segment of ``children**j`` words: the representation that
 should collapse onto the latent symbol (concept, meta-concept, ...) that generated the segment.
@@ -34,7 +37,8 @@ def _block(d_in: int, hidden: int, d_out: int, norm: bool) -> nn.Sequential:
 
 class GrammarNet(nn.Module):
     """Embedding (vocab × widths[0]) and ``depth`` blocks; ``widths[j]`` is level j's width
-    (j < depth), ``hidden`` the MLPs' hidden width."""
+    (j < depth), ``hidden`` the MLPs' hidden width; ``zero_head``: the logits' Linear starts at
+    zero."""
 
     def __init__(
         self,
@@ -44,6 +48,7 @@ class GrammarNet(nn.Module):
         children: int,
         widths: Sequence[int],
         hidden: int,
+        zero_head: bool = False,
     ):
         super().__init__()
         widths = tuple(int(w) for w in widths)
@@ -58,6 +63,9 @@ class GrammarNet(nn.Module):
         self.blocks = nn.ModuleList(
             _block(children * widths[j], hidden, outs[j], norm=j < depth - 1) for j in range(depth)
         )
+        if zero_head:
+            nn.init.zeros_(self.blocks[-1][2].weight)
+            nn.init.zeros_(self.blocks[-1][2].bias)
 
     def _run(self, x: torch.Tensor, keep: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
         if x.ndim != 2 or x.shape[1] != self.fan**self.depth:

@@ -29,6 +29,9 @@ class GrammarConfig(Config):
     # network (Fig. 10); widths of levels 0..3 and the MLPs' hidden width: not in the paper
     widths: list[int] = Field(default_factory=lambda: [32, 64, 64, 64])
     hidden: int = 128
+    # the logits' Linear starts at zero: without it, with 8 children, the top block's ReLUs all
+    # die on the log K plateau (the uniform prediction is the plateau's optimum; measured)
+    zero_head: bool = False
     # optimiser: not in the paper (lr 1e-3 dies on the log K plateau with 5 choices: measured)
     lr: float = 3e-4
     warmup_steps: int = 0  # the lr grows linearly from lr / warmup_steps to lr over these steps

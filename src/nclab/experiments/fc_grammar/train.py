@@ -35,7 +35,13 @@ class Trainer:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.net = GrammarNet(
-                cfg.symbols[0], cfg.K, len(cfg.symbols), cfg.children, cfg.widths, cfg.hidden
+                cfg.symbols[0],
+                cfg.K,
+                len(cfg.symbols),
+                cfg.children,
+                cfg.widths,
+                cfg.hidden,
+                zero_head=cfg.zero_head,
             )
         self.opt = torch.optim.AdamW(
             self.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
