@@ -89,3 +89,33 @@ def test_aggregate_and_jsonable():
     assert agg["a"] == 2.0 and agg["n"]["b"] == [2.0, 4.0] and agg["s"] == "x"
     assert agg["std"]["a"] == 1.0 and len(agg["per_seed"]) == 2
     assert to_jsonable({"x": float("inf")}) == {"x": None}
+
+
+def test_aggregate_combines_records_entry_by_entry():
+    """Per-level records (the grammar's "levels") average level by level: a claim's path
+    "levels.1.nc1_trace" is level 1's mean over seeds (it read a seed's list of levels before)."""
+    from nclab.reproduce.summaries import lookup
+
+    seeds = [
+        {
+            "levels": [
+                {"level": 1, "nc1_trace": 0.1, "kind": "none"},
+                {"level": 2, "nc1_trace": 0.4},
+            ]
+        },
+        {
+            "levels": [
+                {"level": 1, "nc1_trace": 0.3, "kind": "type-II"},
+                {"level": 2, "nc1_trace": 0.6},
+            ]
+        },
+    ]
+    agg = aggregate_summaries(seeds)
+    assert lookup({"main": agg}, "levels.1.nc1_trace") == pytest.approx(0.5)
+    assert lookup({"main": agg}, "levels.0.level") == 1 and agg["levels"][0]["kind"] == [
+        "none",
+        "type-II",
+    ]
+    assert agg["std"]["levels"][0]["nc1_trace"] == pytest.approx(0.1)
+    uneven = aggregate_summaries([{"r": [{"a": 1.0}]}, {"r": [{"a": 1.0}, {"a": 2.0}]}])
+    assert uneven["r"] == [[{"a": 1.0}], [{"a": 1.0}, {"a": 2.0}]]  # no entry-by-entry pairing

@@ -17,10 +17,15 @@ def aggregate_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any
     """Mean over seeds of every numeric leaf (same structure), ``std`` of each, and ``per_seed``.
 
     Non-numeric leaves keep the first seed's value when all seeds agree; otherwise a list.
+    Lists of records (dicts) of the same length combine entry by entry.
 
     >>> agg = aggregate_summaries([{"acc": 1.0, "m": {"nc1": 0.1}}, {"acc": 0.5, "m": {"nc1": 0.3}}])
     >>> agg["acc"], agg["std"]["acc"], round(agg["m"]["nc1"], 6)
     (0.75, 0.25, 0.2)
+    >>> agg = aggregate_summaries([{"levels": [{"nc1": 1.0}, {"nc1": 2.0}]},
+    ...                            {"levels": [{"nc1": 3.0}, {"nc1": 4.0}]}])
+    >>> agg["levels"], agg["std"]["levels"]
+    ([{'nc1': 2.0}, {'nc1': 3.0}], [{'nc1': 1.0}, {'nc1': 1.0}])
     """
     summaries = [to_jsonable(s) for s in summaries]
     mean = _combine([s for s in summaries], _mean)
@@ -52,13 +57,15 @@ def _combine(items: list[Any], fn: Callable[[list[float]], float]) -> Any:
         return out
     if all(_is_num(i) for i in items):
         return fn([float(i) for i in items])
-    if (
-        all(isinstance(i, list) for i in items)
-        and len({len(i) for i in items}) == 1
-        and first
-        and all(all(_is_num(x) for x in i) for i in items)
-    ):
+    same_lists = (
+        all(isinstance(i, list) for i in items) and len({len(i) for i in items}) == 1 and first
+    )
+    if same_lists and all(all(_is_num(x) for x in i) for i in items):
         return [fn([float(i[j]) for i in items]) for j in range(len(first))]
+    if same_lists and all(all(isinstance(x, dict) for x in i) for i in items):
+        # records of the same shape (one per level, layer, ...): combined entry by entry, so
+        # "levels.0.nc1" is level 0's mean over seeds, not seed 0's list of levels
+        return [_combine([i[j] for i in items], fn) for j in range(len(first))]
     if fn is _mean:
         return first if all(i == first for i in items) else items
     return None
