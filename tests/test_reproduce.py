@@ -356,6 +356,13 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
     # re-rendering from the directory gives the same verdicts
     again = judge.judge_dir(tmp_path)
     assert [r.verdict for r in again] == [r.verdict for r in res]
+    # the command repeats --seeds when the reproduce was given it
+    assert by_id["demo/accuracy"].command == "nclab reproduce 'demo/accuracy' --quick"
+    manifest = json.loads((tmp_path / judge.MANIFEST).read_text())
+    (tmp_path / judge.MANIFEST).write_text(json.dumps({**manifest, "seeds": 3}))
+    cmds = {r.id: r.command for r in judge.judge_dir(tmp_path)}
+    assert cmds["demo/accuracy"] == "nclab reproduce 'demo/accuracy' --quick --seeds 3"
+    assert cmds["demo/gpu"].startswith("nclab reproduce 'demo/gpu' --full --seeds 3")
     # nclab report --json: each claim's checks carry name, value, threshold and passed
     capsys.readouterr()
     assert run_cli(["report", str(tmp_path), "--json"]) == 0

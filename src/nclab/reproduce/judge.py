@@ -82,8 +82,9 @@ def verdict(claim: Claim, summaries: Mapping[str, Mapping[str, Any]]) -> tuple[s
     return NOT_REPRODUCED, results
 
 
-def command_for(claim: Claim, mode: str) -> str:
-    return f"nclab reproduce '{claim.id}' --{mode}"
+def command_for(claim: Claim, mode: str, seeds: int | None = None) -> str:
+    """The command that reruns ``claim`` as it was run (``--seeds`` when it was given)."""
+    return f"nclab reproduce '{claim.id}' --{mode}" + (f" --seeds {seeds}" if seeds else "")
 
 
 def _figures(run_dir: str) -> list[str]:
@@ -100,7 +101,11 @@ def _read(summaries: Mapping[str, Any], path: str, ok: bool, std: bool = False) 
 
 
 def judge(
-    claim: Claim, summaries: dict[str, dict[str, Any]], runs: dict[str, str], mode: str
+    claim: Claim,
+    summaries: dict[str, dict[str, Any]],
+    runs: dict[str, str],
+    mode: str,
+    seeds: int | None = None,
 ) -> ClaimResult:
     v, checks = verdict(claim, summaries)
     res = ClaimResult(
@@ -113,7 +118,7 @@ def judge(
         checks=checks,
         runs=runs,
         note=claim.note,
-        command=command_for(claim, mode),
+        command=command_for(claim, mode, seeds),
         instance=claim.instance(mode),
     )
     ok = all(not s.get("failed") for s in summaries.values())
@@ -135,8 +140,9 @@ def judge(
     return res
 
 
-def not_run_result(claim: Claim, why: str, mode: str) -> ClaimResult:
-    cmd = f"nclab reproduce '{claim.id}' --full" if why == NEEDS_GPU else command_for(claim, mode)
+def not_run_result(claim: Claim, why: str, mode: str, seeds: int | None = None) -> ClaimResult:
+    full = why == NEEDS_GPU
+    cmd = command_for(claim, "full" if full else mode, seeds)
     return ClaimResult(
         claim.id,
         claim.paper,
@@ -145,7 +151,7 @@ def not_run_result(claim: Claim, why: str, mode: str) -> ClaimResult:
         why,
         paper_values=dict(claim.paper_values),
         note=claim.note,
-        command=cmd + (" (on a machine with a GPU)" if why == NEEDS_GPU else ""),
+        command=cmd + (" (on a machine with a GPU)" if full else ""),
         instance=claim.instance("full" if why == NEEDS_GPU else mode),
     )
 
@@ -176,6 +182,7 @@ def judge_dir(out: str | Path) -> list[ClaimResult]:
         raise RunError(f"{out} has no {MANIFEST}: not a reproduce directory")
     manifest = json.loads(path.read_text())
     mode = manifest["mode"]
+    seeds = manifest.get("seeds")
     known = {c.id: c for c in registry.all_claims()}
     results = []
     for cid in manifest["claims"]:
@@ -183,8 +190,8 @@ def judge_dir(out: str | Path) -> list[ClaimResult]:
         if claim is None:
             continue  # a claim that was removed from the registry since
         if cid in manifest["not_run"]:
-            results.append(not_run_result(claim, manifest["not_run"][cid], mode))
+            results.append(not_run_result(claim, manifest["not_run"][cid], mode, seeds))
             continue
         summaries, runs = read_summaries(manifest["jobs"][cid])
-        results.append(judge(claim, summaries, runs, mode))
+        results.append(judge(claim, summaries, runs, mode, seeds))
     return results
