@@ -152,7 +152,7 @@ def not_run_result(claim: Claim, why: str, mode: str, seeds: int | None = None) 
         paper_values=dict(claim.paper_values),
         note=claim.note,
         command=cmd + (" (on a machine with a GPU)" if full else ""),
-        instance=claim.instance("full" if why == NEEDS_GPU else mode),
+        instance=claim.instance("full" if full else mode),
     )
 
 

@@ -139,7 +139,7 @@ CLAIMS: list[Claim] = [
             ),
         ],
         quick_seconds=10,
-        full_seconds=1700,  # measured: 1640-1749 s a seed on one core
+        full_seconds=1700,  # measured: 1640-1755 s a seed on one core
         smaller={
             "quick": "2 choices of 4 children (256 words; paper: 5 of 8, 4096), widths "
             "16/32/32/32, 4000 training sentences"
