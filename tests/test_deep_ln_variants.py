@@ -143,6 +143,8 @@ def test_monotone_run_embeds_exactly(tmp_path):
 def test_monotone_refuses_lambda_over_depth(tmp_path):
     from nclab.errors import ConfigError
 
-    cfg = EXP.config("monotone-quick", ["train.wd_over_depth=true"])
-    with pytest.raises(ConfigError, match="one λ"):
-        run_experiment(EXP, cfg, tmp_path / "x")
+    with pytest.raises(ConfigError, match="one λ"):  # when the config is resolved, before work
+        EXP.config("monotone-quick", ["train.wd_over_depth=true"])
+    cfg = EXP.config("monotone-quick")
+    with pytest.raises(ConfigError, match="one λ"):  # and by the runner, for a config built so
+        run_experiment(EXP, cfg.replace(train=cfg.train.replace(wd_over_depth=True)), tmp_path)

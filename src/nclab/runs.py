@@ -184,3 +184,39 @@ class RunDir:
 
     def __repr__(self) -> str:
         return f"RunDir({str(self.path)!r})"
+
+    @staticmethod
+    def for_rank(path: str | Path, rank: int) -> RunDir:
+        """The run directory at ``path`` as the process of rank ``rank`` under
+        ``torch.distributed`` uses it: rank 0 writes, every other rank only reads (checkpoints,
+        finished units) so that all ranks resume in step."""
+        return RunDir(path) if rank == 0 else RankView(path)
+
+
+class RankView(RunDir):
+    """A run directory as seen by a rank other than 0: reads, never writes."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._t0 = time.perf_counter()
+
+    def log(self, record) -> None:
+        pass
+
+    def truncate_metrics(self, keep: int) -> None:
+        pass
+
+    def save_checkpoint(self, state) -> None:
+        pass
+
+    def remove_checkpoint(self) -> None:
+        pass
+
+    def write_summary(self, summary, seconds=None) -> dict:
+        return to_jsonable(dict(summary))
+
+    def write_config(self, cfg, **meta) -> None:
+        pass
+
+    def write_error(self, text: str) -> None:
+        pass

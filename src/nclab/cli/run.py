@@ -127,7 +127,7 @@ def demo(
     from ..experiments import get_experiment, run_experiment
 
     exp = get_experiment("demo")
-    cfg = exp.config(None, [f"epochs={epochs}"] if epochs else [])
+    cfg = exp.config(None, [f"train.epochs={epochs}"] if epochs else [])
     out_dir = out or default_out("demo", None)
     announce(Path(out_dir), "demo")
     summary = run_experiment(exp, cfg, out_dir)

@@ -1,10 +1,27 @@
-"""The experiment protocol shared by every paper's experiments.
+"""The lifecycle every experiment follows: what an experiment declares, and what the runner does.
 
-An experiment package defines ``EXPERIMENT = Experiment(...)`` in its ``__init__.py``: a config
-class (a :class:`nclab.config.Config` with at least a ``seed: int`` field), named presets (nested
-override dicts applied to the default config) and ``run(cfg, run_dir) -> summary``. The summary is
-a JSON-able dict; :func:`nclab.experiments.runner.run_experiment` writes it to ``summary.json``.
-A config with a ``threads`` field gets that many torch threads for the run (restored after).
+An experiment package defines ``EXPERIMENT = Experiment(...)`` in its ``__init__.py``. It declares
+
+* its **config** class (a :class:`~nclab.experiments.common.config.ExperimentConfig`: ``seed``,
+  ``seeds``, ``threads``, ``workers``) and its named **presets** (nested override dicts);
+* ``check(cfg)``: the complete check of a resolved config, run before any work starts;
+* ``units(cfg) -> [Unit]``: the units of work a config expands to (default :func:`seed_units`,
+  one per seed; a depth × seed grid for a sweep). A unit trains in its own directory
+  (``units/<key>/``, or the run directory itself for a run of one unit with ``key=""``);
+* ``setup(cfg) -> context``: what every unit of a run shares (a data set, the distributed
+  group), built once per process that trains units;
+* ``train(cfg, unit, run_dir, context) -> dict``: how one unit trains (through
+  :func:`nclab.train.fit`, checkpointing into ``run_dir``) and the unit's summary;
+* ``summarize(cfg, units) -> dict``: the run's summary from the finished units
+  (default :func:`seed_summary`: the one unit's summary, or the mean over seeds);
+* ``figures(cfg, run_dir, summary, units) -> [paths]``: its figures, drawn from what the run
+  directory holds, so that ``nclab report RUN_DIR`` re-draws them for any finished run.
+
+:mod:`nclab.experiments.runner` owns the rest, once: seeds, the unit grid and its "finished"
+marker (a unit's ``summary.json``), resume, timing (``seconds``), torch threads, training units
+in a process pool, and re-drawing figures. Functions that need torch are named as
+:class:`Lazy` ``"package.module:function"`` so that importing an experiment (its config and
+presets, e.g. for ``nclab run --list``) loads no torch.
 """
 
 from __future__ import annotations
@@ -12,23 +29,94 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..config import Config, apply_overrides, flatten
 from ..errors import ConfigError
 from ..runs import RunDir
+from .common.seeds import aggregate_summaries
+
+UNITS = "units"  # the folder of a run's units
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One unit of work of a run: ``key`` names its directory under ``units/`` (``""``: the run
+    directory itself), ``seed`` its seed, ``params`` what else sets it apart (a depth, a learning
+    rate), ``needs`` the keys of the units that must be finished before it starts and ``cost`` a
+    relative cost (a process pool starts the costliest first: they pack best).
+
+    >>> Unit("L3_seed-0", 0, {"depth": 3}).params["depth"]
+    3
+    """
+
+    key: str
+    seed: int
+    params: Mapping[str, Any] = field(default_factory=dict)
+    needs: tuple[str, ...] = ()
+    cost: float = 0.0
+
+    def __getitem__(self, name: str) -> Any:
+        return self.params[name]
+
+    def path(self, run_path: str | Path) -> Path:
+        """Its directory inside the run directory ``run_path``."""
+        return Path(run_path) / UNITS / self.key if self.key else Path(run_path)
+
+
+@dataclass
+class UnitResult:
+    """A finished unit: its summary and its directory (``history()`` reads its log)."""
+
+    unit: Unit
+    summary: dict[str, Any]
+    run: RunDir
+
+    def history(self) -> list[dict[str, Any]]:
+        return self.run.read_metrics()
+
+
+def seed_units(cfg: Any) -> list[Unit]:
+    """One unit per seed ``cfg.seed, cfg.seed + 1, ...`` (``cfg.seeds`` of them): the run
+    directory itself for one seed, ``units/seed-<s>/`` for several.
+
+    >>> class C: seed, seeds = 3, 2
+    >>> [u.key for u in seed_units(C())]
+    ['seed-3', 'seed-4']
+    """
+    seeds = [cfg.seed + i for i in range(max(1, cfg.seeds))]
+    if len(seeds) == 1:
+        return [Unit("", seeds[0])]
+    return [Unit(f"seed-{s}", s) for s in seeds]
+
+
+def seed_summary(cfg: Any, units: Sequence[UnitResult]) -> dict[str, Any]:
+    """The summary of a run of seed units: the unit's own, or over several seeds the mean of
+    every numeric value at the same keys, ``std`` and ``per_seed``
+    (:func:`~nclab.experiments.common.seeds.aggregate_summaries`) and ``seeds``."""
+    if len(units) == 1:
+        return dict(units[0].summary)
+    out = aggregate_summaries([u.summary for u in units])
+    out["seeds"] = [u.unit.seed for u in units]
+    return out
 
 
 @dataclass
 class Experiment:
+    """An experiment's declaration (see the module docstring); ``train`` is required."""
+
     name: str
     description: str
     config_cls: type[Config]
-    run: Callable[[Any, RunDir], Mapping[str, Any]]
+    train: Callable[..., Mapping[str, Any]]
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     default_preset: str | None = None
-    batched_seeds: bool = False
-    figures: Callable[[RunDir], None] | None = None  # re-render figures of a finished run
+    check: Callable[[Any], None] | None = None
+    units: Callable[[Any], list[Unit]] = seed_units
+    setup: Callable[[Any], Any] | None = None
+    summarize: Callable[[Any, Sequence[UnitResult]], Mapping[str, Any]] = seed_summary
+    figures: Callable[..., list[str]] | None = None
 
     def preset_names(self) -> list[str]:
         return list(self.presets)
@@ -36,7 +124,8 @@ class Experiment:
     def config(
         self, preset: str | None = None, overrides: Sequence[str] | Mapping[str, Any] = ()
     ) -> Config:
-        """The resolved config: defaults, then the preset's values, then ``--set`` overrides."""
+        """The resolved config, checked: defaults, then the preset's values, then ``--set``
+        overrides. A bad value fails here, before any work, naming the field."""
         cfg = self.config_cls()
         preset = preset or self.default_preset
         if preset is not None:
@@ -46,12 +135,26 @@ class Experiment:
                     f"presets: {', '.join(self.presets)}"
                 )
             cfg = apply_overrides(cfg, flatten(self.presets[preset]))
-        return apply_overrides(cfg, overrides)
+        cfg = apply_overrides(cfg, overrides)
+        self.validate(cfg)
+        return cfg
+
+    def validate(self, cfg: Any) -> None:
+        """Every check of ``cfg``: the shared fields', the experiment's and its units'."""
+        if cfg.seeds < 1:
+            raise ConfigError(f"seeds must be >= 1, got {cfg.seeds}")
+        if cfg.workers < 1:
+            raise ConfigError(f"workers must be an integer >= 1, got {cfg.workers}")
+        if self.check is not None:
+            self.check(cfg)
+        keys = [u.key for u in self.units(cfg)]
+        if len(set(keys)) != len(keys) or ("" in keys and len(keys) > 1):
+            raise ConfigError(f"experiment {self.name!r}: unit keys must be unique, got {keys}")
 
 
 class Lazy:
     """The function ``"package.module:name"``, imported on its first call: an experiment package
-    names its ``run`` and ``figures`` this way, so importing it (its config, presets and
+    names its torch-using functions this way, so importing it (its config, presets and
     description, e.g. for ``nclab run --list``) loads no torch.
 
     >>> f = Lazy("math:sqrt")

@@ -1,111 +1,195 @@
-"""Running one experiment into a run directory, with seeds, and resuming an interrupted run.
+"""The runner: an experiment's config into a run directory, through the lifecycle of
+:mod:`nclab.experiments.protocol`.
 
-Seeds: with ``seeds=S`` the experiment runs S times with seeds ``cfg.seed + i`` in ``seed-<s>/``
-subdirectories and the top-level summary holds the mean of every numeric value (same keys), ``std``
-(same structure) and ``per_seed`` (:func:`~nclab.experiments.common.seeds.aggregate_summaries`).
-An experiment that batches seeds itself sets ``batched_seeds=True`` and gets a config whose
-``seeds`` field is S. Torch's thread count is set here, once per run, from the config's
-``threads`` field (0: torch's setting), and restored when the run ends.
+::
+
+    run_dir/
+      config.toml        the resolved config, [nclab] experiment and preset
+      summary.json       the run's summary (written last: the run is finished when it exists)
+      metrics.jsonl, checkpoint.pt, figures/ of a run of one unit (key "")
+      units/<key>/       one directory per unit of a run of several: config.toml (with the unit),
+                         metrics.jsonl, checkpoint.pt while training, summary.json when finished
+
+The runner checks the config, refuses a finished run of another config, trains the units not yet
+finished (in this process, or ``cfg.workers`` spawned processes each with its share of the run's
+torch threads, a unit only after the units it ``needs``), times each, reduces the finished units
+to the run's summary (``experiment``, ``preset``, ``seconds``, ``versions`` added) and draws the
+figures. :func:`resume_run` continues an interrupted run from its directory (the units'
+checkpoints and finished units); :func:`redraw` re-draws the figures of a finished run.
 """
 
 from __future__ import annotations
 
+import os
 import time
+import tomllib
 import traceback
 from pathlib import Path
 from typing import Any
 
 from ..config import Config
 from ..errors import ConfigError, RunError
+from ..parallel import run_tasks
 from ..runs import RunDir
 from ..threads import torch_threads
 from .catalog import get_experiment
-from .common.seeds import aggregate_summaries
-from .protocol import Experiment
+from .protocol import Experiment, Unit, UnitResult
+
+#: set in a spawned worker: its experiment, config and context (loaded once per process)
+_WORKER: dict[str, Any] = {}
+
+
+def rank() -> int:
+    """This process's rank under ``torchrun`` (``RANK``; 0 otherwise): only rank 0 writes files."""
+    return int(os.environ.get("RANK", "0"))
 
 
 def run_experiment(
     exp: Experiment,
     cfg: Config,
     out: str | Path,
-    seeds: int = 1,
+    seeds: int | None = None,
     preset: str | None = None,
     record_errors: bool = False,
 ) -> dict[str, Any]:
-    """Run ``exp`` with ``cfg`` into the directory ``out`` and return its summary.
+    """Run ``exp`` with ``cfg`` (``seeds`` replaces ``cfg.seeds`` when given) into ``out`` and
+    return its summary.
 
     With ``record_errors=True`` an exception is written to ``error.txt`` (with its traceback) and a
     summary ``{"failed": True, "error": ...}`` is returned instead of raising.
     """
-    if seeds < 1:
-        raise ConfigError(f"seeds must be >= 1, got {seeds}")
-    if not hasattr(cfg, "seed"):
-        raise ConfigError(f"experiment {exp.name!r} config has no 'seed' field")
-    run = RunDir(out)
-    if exp.batched_seeds and "seeds" in type(cfg).model_fields:
-        cfg = cfg.replace(seeds=seeds)  # before the comparison: config.toml holds this value
-        seeds = 1
+    if seeds is not None:
+        if seeds < 1:
+            raise ConfigError(f"seeds must be >= 1, got {seeds}")
+        cfg = cfg.replace(seeds=seeds)
+    exp.validate(cfg)
+    run = RunDir.for_rank(out, rank())
     if run.finished:
         return _finished_summary(run, cfg)
-    run.write_config(cfg, experiment=exp.name, preset=preset, seeds=seeds)
+    run.write_config(cfg, experiment=exp.name, preset=preset)
     t0 = time.perf_counter()
     try:
-        with torch_threads(getattr(cfg, "threads", 0)):
-            summary = _run_seeds(exp, cfg, run, seeds, preset)
+        with torch_threads(cfg.threads):
+            results = train_units(exp, cfg, run)
+            summary = dict(exp.summarize(cfg, results))
+            if exp.figures is not None and rank() == 0:
+                summary["figures"] = [str(p) for p in exp.figures(cfg, run, summary, results)]
     except Exception as exc:
         if not record_errors:
             raise
         run.write_error(traceback.format_exc())
         return {"failed": True, "error": f"{type(exc).__name__}: {exc}", "run_dir": str(run.path)}
+    summary.setdefault("seed", cfg.seed)
     summary["experiment"], summary["preset"] = exp.name, preset
+    summary.pop("seconds", None)
     out_summary = run.write_summary(summary, time.perf_counter() - t0)
     run.remove_checkpoint()
     return out_summary
+
+
+def unit_dir(run: RunDir, unit: Unit) -> RunDir:
+    """The directory of ``unit`` in the run ``run`` (the same kind: a rank's view stays one)."""
+    return run if not unit.key else RunDir.for_rank(unit.path(run.path), rank())
+
+
+def train_units(exp: Experiment, cfg: Config, run: RunDir) -> list[UnitResult]:
+    """Train every unit of the run not yet finished and return all of them, finished, in order.
+
+    A unit is finished when its directory has a ``summary.json``; the unit of a one-unit run
+    (``key=""``) is the run directory itself, whose ``summary.json`` the run writes last, so it
+    trains unless the run finished."""
+    units = exp.units(cfg)
+    todo = [u for u in units if not u.key or not unit_dir(run, u).finished]
+    if cfg.workers > 1 and len(todo) > 1:
+        _train_in_processes(exp, cfg, run, todo)
+        todo = [u for u in todo if not u.key]
+    context = None
+    results: dict[str, UnitResult] = {}
+    for u in units:
+        ud = unit_dir(run, u)
+        if u in todo:
+            if context is None:
+                context = exp.setup(cfg) if exp.setup is not None else ()
+            summary = _train_unit(exp, cfg, u, ud, context)
+        else:
+            summary = ud.read_summary()
+        results[u.key] = UnitResult(u, summary, ud)
+    return [results[u.key] for u in units]
+
+
+def _train_unit(exp: Experiment, cfg: Config, unit: Unit, ud: RunDir, context: Any) -> dict:
+    """Train one unit into ``ud``; a unit of several writes its config and its summary (with its
+    ``seconds``) there, the one unit of a run returns its summary to the run."""
+    if unit.key:
+        ud.write_config(cfg, unit={"key": unit.key, "seed": unit.seed, **unit.params})
+    t0 = time.perf_counter()
+    summary = dict(exp.train(cfg, unit, ud, context))
+    if not unit.key:
+        return summary
+    summary.pop("seconds", None)
+    out = ud.write_summary(summary, time.perf_counter() - t0)
+    ud.remove_checkpoint()
+    return out
+
+
+def _train_in_processes(exp: Experiment, cfg: Config, run: RunDir, todo: list[Unit]) -> None:
+    """Train the units ``todo`` (those with a directory of their own) in ``cfg.workers`` spawned
+    processes, each with its share of the run's threads and the experiment's context built once,
+    a unit only once the units it needs are finished; a unit's error stops the run."""
+    import torch
+
+    todo = [u for u in todo if u.key]
+    workers = min(cfg.workers, len(todo))
+    threads = max(1, (cfg.threads or torch.get_num_threads()) // workers)
+    finished = {u.key for u in exp.units(cfg) if unit_dir(run, u).finished}
+    pending = list(todo)
+    while pending:
+        ready = [u for u in pending if all(n in finished for n in u.needs)]
+        ready.sort(key=lambda u: -u.cost)
+        if not ready:
+            keys = ", ".join(u.key for u in pending)
+            raise ConfigError(f"units {keys} need units that are not part of the run")
+        run_tasks(
+            _unit_task,
+            [(str(run.path), u) for u in ready],
+            workers=workers,
+            initializer=_worker_init,
+            initargs=(exp.name, cfg.to_dict(), threads),
+            description=f"{exp.name} units",
+        )
+        finished.update(u.key for u in ready)
+        pending = [u for u in pending if u.key not in finished]
+
+
+def _worker_init(name: str, cfg_dict: dict, threads: int) -> None:
+    import torch
+
+    os.environ["NCLAB_PROGRESS"] = "0"  # one bar, the parent's, over the units
+    torch.set_num_threads(threads)
+    exp = get_experiment(name)
+    cfg = exp.config_cls.from_dict(cfg_dict)
+    _WORKER.update(exp=exp, cfg=cfg, context=None)
+
+
+def _unit_task(path: str, unit: Unit) -> None:
+    exp, cfg = _WORKER["exp"], _WORKER["cfg"]
+    if _WORKER["context"] is None:
+        _WORKER["context"] = exp.setup(cfg) if exp.setup is not None else ()
+    run = RunDir(path)
+    _train_unit(exp, cfg, unit, unit_dir(run, unit), _WORKER["context"])
 
 
 def _finished_summary(run: RunDir, cfg: Config) -> dict[str, Any]:
     """The summary of a finished run of the same config; refuses a run of another config."""
     old = run.read_config()
     old.pop("nclab", None)
-    if old != _toml_view(cfg):
+    if old != tomllib.loads(cfg.to_toml()):
         raise RunError(f"{run.path} holds a finished run of another config; choose another --out")
     return run.read_summary()
 
 
-def _run_seeds(
-    exp: Experiment, cfg: Config, run: RunDir, seeds: int, preset: str | None
-) -> dict[str, Any]:
-    """One run in ``run``, or one per seed in ``seed-<s>/`` aggregated (finished seeds reused)."""
-    if seeds == 1:
-        summary = dict(exp.run(cfg, run))
-        summary.setdefault("seed", cfg.seed)
-        return summary
-    subs = []
-    for i in range(seeds):
-        s = cfg.seed + i
-        sub = RunDir(run.path / f"seed-{s}")
-        sub_cfg = cfg.replace(seed=s)
-        sub.write_config(sub_cfg, experiment=exp.name, preset=preset, seeds=1)
-        if sub.finished:
-            subs.append(sub.read_summary())
-            continue
-        t1 = time.perf_counter()
-        subs.append(sub.write_summary(dict(exp.run(sub_cfg, sub)), time.perf_counter() - t1))
-        sub.remove_checkpoint()
-    summary = aggregate_summaries(subs)
-    summary["seeds"] = [cfg.seed + i for i in range(seeds)]
-    return summary
-
-
-def _toml_view(cfg: Config) -> dict[str, Any]:
-    """The config as it reads back from config.toml (None dropped, JSON types)."""
-    import tomllib
-
-    return tomllib.loads(cfg.to_toml())
-
-
-def resume_run(path: str | Path) -> dict[str, Any]:
-    """Continue an interrupted run from its directory (config.toml + checkpoint.pt)."""
+def load_run(path: str | Path) -> tuple[Experiment, Config, dict[str, Any]]:
+    """(the experiment, the config, the ``[nclab]`` metadata) of the run directory ``path``."""
     run = RunDir(path, create=False)
     data = run.read_config()
     meta = data.pop("nclab", {})
@@ -114,8 +198,34 @@ def resume_run(path: str | Path) -> dict[str, Any]:
             f"{path}/config.toml does not name its experiment ([nclab] experiment = ...)"
         )
     exp = get_experiment(meta["experiment"])
-    cfg = exp.config_cls.from_dict(data)
-    seeds = int(meta.get("seeds", 1))
-    if exp.batched_seeds and "seeds" in exp.config_cls.model_fields:
-        seeds = int(cfg.seeds)  # batched: the count lives in the config, not in the metadata
-    return run_experiment(exp, cfg, run.path, seeds=seeds, preset=meta.get("preset"))
+    return exp, exp.config_cls.from_dict(data), meta
+
+
+def resume_run(path: str | Path) -> dict[str, Any]:
+    """Continue an interrupted run from its directory (config.toml, finished units, checkpoints)."""
+    exp, cfg, meta = load_run(path)
+    return run_experiment(exp, cfg, path, preset=meta.get("preset"))
+
+
+def finished_units(exp: Experiment, cfg: Config, run: RunDir) -> list[UnitResult]:
+    """The units of a finished run, read back (the one unit of a one-unit run is the run)."""
+    out = []
+    for u in exp.units(cfg):
+        ud = unit_dir(run, u)
+        out.append(UnitResult(u, ud.read_summary(), ud))
+    return out
+
+
+def redraw(path: str | Path) -> list[str]:
+    """Re-draw the figures of the finished run at ``path`` from what its directory holds; returns
+    their paths (``summary.json``'s ``figures`` is updated)."""
+    exp, cfg, _ = load_run(path)
+    run = RunDir(path, create=False)
+    summary = run.read_summary()
+    if exp.figures is None:
+        return []
+    with torch_threads(cfg.threads):
+        figs = [str(p) for p in exp.figures(cfg, run, summary, finished_units(exp, cfg, run))]
+    summary["figures"] = figs
+    run.write_summary(summary)
+    return figs

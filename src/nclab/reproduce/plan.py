@@ -15,7 +15,7 @@ from .backends import Job
 from .registry import NEEDS_GPU, Claim
 
 
-def run_dir_for(out: Path, experiment: str, preset: str, overrides: dict, seeds: int) -> Path:
+def job_dir(out: Path, experiment: str, preset: str, overrides: dict, seeds: int) -> Path:
     tag = ""
     if overrides:
         digest = hashlib.sha1(json.dumps(overrides, sort_keys=True, default=str).encode())
@@ -46,7 +46,7 @@ def plan(
             job = Job.make(
                 spec.experiment,
                 preset,
-                run_dir_for(out, spec.experiment, preset, overrides, s),
+                job_dir(out, spec.experiment, preset, overrides, s),
                 overrides,
                 s,
             )

@@ -37,6 +37,45 @@ class Stateful(Protocol):
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
+class Trainer(Protocol):
+    """The one shape of an experiment's training: a class named ``Trainer`` in its ``train.py``
+    with the length (``epochs`` or ``steps``), the work of one unit (``train_epoch(epoch)`` or
+    ``train_step(step)``), ``evaluate(i) -> dict`` (the logged measurement) and ``state``, an
+    attribute: the :class:`~nclab.train.state.TrainState` a checkpoint saves."""
+
+    state: Stateful
+
+    def evaluate(self, i: int) -> dict[str, Any]: ...
+
+
+def fit_trainer(
+    trainer: Any,
+    *,
+    run: RunDir | None,
+    log_every: int,
+    checkpoint_every: int | None,
+    description: str,
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
+    """:func:`fit` of a :class:`Trainer`: epochs when it has ``train_epoch`` (``trainer.epochs``),
+    steps when it has ``train_step`` (``trainer.steps``); ``kwargs`` go to :func:`fit`
+    (``first_record``, ``stop``, ``progress``)."""
+    if hasattr(trainer, "train_step"):
+        unit = {"steps": trainer.steps, "train_step": trainer.train_step}
+    else:
+        unit = {"epochs": trainer.epochs, "train_epoch": trainer.train_epoch}
+    return fit(
+        **unit,
+        evaluate=trainer.evaluate,
+        log_every=log_every,
+        run=run,
+        state=trainer.state,
+        checkpoint_every=checkpoint_every,
+        description=description,
+        **kwargs,
+    )
+
+
 def fit(
     *,
     epochs: int | None = None,

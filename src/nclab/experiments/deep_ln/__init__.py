@@ -20,27 +20,30 @@ for two-layer blocks). One unit per (depth, seed) under ``units/``; finished uni
 ``--resume``. See ``docs/deep-ln.md``.
 
 Modules: :mod:`.config` (settings), :mod:`.presets`, :mod:`.data` (vectors or sentences),
-:mod:`.sweep` (the units of a run and the run), :mod:`.train` (one network), :mod:`.measure` (the
+:mod:`.units` (the units of a run), :mod:`.train` (one network, one unit), :mod:`.measure` (the
 objective, the GUFM optimum, collapse of X_L), :mod:`.summary`, :mod:`.figures`.
 """
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy, lazy_exports
+from ..protocol import Experiment, Lazy
 from .config import DeepLNConfig
 from .presets import PRESETS
+from .units import check, units
 
 EXPERIMENT = Experiment(
     name="deep-ln",
     description="Deep regularised LayerNorm ResNets and transformers (Súkeník et al. 2025): NC and "
     "the gap to the GUFM optimum against depth",
     config_cls=DeepLNConfig,
-    run=Lazy(f"{__name__}.sweep:run"),
     presets=PRESETS,
     default_preset="rn1-ce-quick",
-    batched_seeds=True,
-    figures=Lazy(f"{__name__}.figures:redraw"),
+    check=check,
+    units=units,
+    setup=Lazy(f"{__name__}.train:setup"),
+    train=Lazy(f"{__name__}.train:train"),
+    summarize=Lazy(f"{__name__}.summary:summarize"),
+    figures=Lazy(f"{__name__}.figures:figures"),
 )
-__getattr__ = lazy_exports(__name__, {"run": ".sweep", "redraw": ".figures"})  # torch on first use
 
-__all__ = ["EXPERIMENT", "PRESETS", "DeepLNConfig", "run"]
+__all__ = ["EXPERIMENT", "PRESETS", "DeepLNConfig"]

@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import Field
 
 from ...config import Config
+from ..common.config import ExperimentConfig
+from ..common.config import TrainCfg as BaseTrainCfg
 from ..common.data import RealDataCfg
 
 DEPTHS = [2, 3, 5, 8, 13, 21, 34]  # the paper's sweep
@@ -50,7 +52,10 @@ class MonotoneCfg(Config):
     bias: float = 0.1  # the new blocks' bias: an all-equal vector, removed by the LayerNorm
 
 
-class TrainCfg(Config):
+class TrainCfg(BaseTrainCfg):
+    """Adam or SGD (with momentum) on the exact objective: ``weight_decay`` is its λ (divided by
+    the depth with ``wd_over_depth``), not the optimiser's."""
+
     loss: Literal["ce", "mse"] = "ce"
     weight_decay: float = 5e-3
     wd_over_depth: bool = False
@@ -61,10 +66,8 @@ class TrainCfg(Config):
     batch_size: int | None = None  # None: full batch (one step per epoch)
 
 
-class DeepLNConfig(Config):
+class DeepLNConfig(ExperimentConfig):
     mode: Literal["sweep", "monotone"] = "sweep"
-    seed: int = 0
-    seeds: int = 1
     data: DataCfg = DataCfg()
     model: ModelCfg = ModelCfg()
     train: TrainCfg = TrainCfg()
@@ -73,7 +76,3 @@ class DeepLNConfig(Config):
     log_every: int = 100
     checkpoint_every: int = 200
     device: str = "auto"
-    threads: int = 0  # torch CPU threads, set by the runner for the run (0: leave torch's setting)
-    # sweep units (depth, seed) trained at once, in spawned processes sharing the run's threads
-    # (1: one after the other in this process); the numbers do not depend on it
-    workers: int = 1

@@ -5,16 +5,17 @@ depth (first seed)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+from ...report.figures import Panel, save_panels
 from ...runs import RunDir
+from ..protocol import UnitResult
 
 
 def draw(summary: dict, by_depth: dict[int, dict], histories: dict[int, list], folder: Path):
     """``folder/depth.png`` from the run's summary, each depth's (seed-aggregated) summary and the
     logged records of each depth's units."""
-    from ...report.figures import Panel, save_panels
-
     depths = sorted(by_depth)
     xs = [float(d) for d in depths]
 
@@ -76,17 +77,14 @@ def _reg(row: dict) -> float | None:
     return None if o is None or f is None else o - f
 
 
-def draw_from_dir(run_dir: RunDir) -> list[Path]:
-    """Redraw the figure of a finished run from its units' files."""
-    summary = run_dir.read_summary()
-    by_depth, histories = {}, {}
-    for d in summary["depths"]:
-        by_depth[d] = summary["by_depth"][f"L{d}"]
-        units = sorted((Path(run_dir.path) / "units").glob(f"L{d}_seed-*"))
-        histories[d] = [RunDir(u, create=False).read_metrics() for u in units]
-    return draw(summary, by_depth, histories, run_dir.figures)
-
-
-def redraw(run_dir: RunDir) -> None:
-    """Re-render the figure of a finished run (``Experiment.figures``)."""
-    draw_from_dir(run_dir)
+def figures(cfg, run: RunDir, summary: dict, units: Sequence[UnitResult]) -> list[Path]:
+    """``figures/depth.png`` of a sweep from its summary and its units' logs (none for a monotone
+    comparison)."""
+    if cfg.mode == "monotone":
+        return []
+    depths = summary["depths"]
+    by_depth = {d: summary["by_depth"][f"L{d}"] for d in depths}
+    histories: dict[int, list] = {d: [] for d in depths}
+    for r in units:
+        histories[r.unit["depth"]].append(r.history())
+    return draw(summary, by_depth, histories, run.figures)

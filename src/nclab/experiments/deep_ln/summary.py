@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from typing import Any
+
+from ..common.seeds import aggregate_summaries
+from ..protocol import UnitResult
+from . import monotone
 
 TREND_KEYS = ("nc1", "nc2", "nc2_w", "nc3_match", "nc3_cos_dist", "objective_gap", "w_norm_gap")
 #: the metrics whose power law in depth is fitted (the paper's Figure 1: NC1, NC2 of W_L, NC3)
@@ -117,7 +122,22 @@ def trend(by_depth: dict[int, dict]) -> dict[str, Any]:
     return out
 
 
-def summarize(cfg, by_depth: dict[int, dict]) -> dict[str, Any]:
+def summarize(cfg, units: Sequence[UnitResult]) -> dict[str, Any]:
+    """The run's summary from its finished units (a monotone comparison: :mod:`.monotone`)."""
+    if cfg.mode == "monotone":
+        return monotone.summarize(cfg, units)
+    return depth_summary(cfg, by_depth(units))
+
+
+def by_depth(units: Sequence[UnitResult]) -> dict[int, dict[str, Any]]:
+    """Each depth's summary: its one unit's, or its seeds' aggregated."""
+    per: dict[int, list[dict[str, Any]]] = {}
+    for r in units:
+        per.setdefault(r.unit["depth"], []).append(r.summary)
+    return {d: aggregate_summaries(s) if len(s) > 1 else s[0] for d, s in per.items()}
+
+
+def depth_summary(cfg, by_depth: dict[int, dict]) -> dict[str, Any]:
     """The run's summary.json from the (seed-aggregated) summary of each depth; without figures."""
     depths = sorted(by_depth)
     first, last = depths[0], depths[-1]

@@ -6,15 +6,15 @@ few epochs with :class:`~nclab.CollapseProbe`, prints the final table and writes
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy, lazy_exports
+from ..protocol import Experiment, Lazy
 from .config import DemoConfig
 
 EXPERIMENT = Experiment(
     name="demo",
     description="small MLP on the bundled digits, collapse metrics per layer (seconds on a CPU)",
     config_cls=DemoConfig,
-    run=Lazy(f"{__name__}.train:run"),
+    train=Lazy(f"{__name__}.train:train"),
+    figures=Lazy(f"{__name__}.figures:figures"),
 )
-__getattr__ = lazy_exports(__name__, {"run": ".train"})  # torch on first use
 
-__all__ = ["EXPERIMENT", "DemoConfig", "run"]
+__all__ = ["EXPERIMENT", "DemoConfig"]

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ...config import Config
+from ..common.config import ExperimentConfig, TrainCfg
 
 
-class DemoConfig(Config):
-    seed: int = 0
+class ModelCfg(Config):
+    """An MLP of ``depth`` hidden ReLU layers of ``width`` units."""
+
     width: int = 128
     depth: int = 3
-    epochs: int = 150
+
+
+class DemoTrainCfg(TrainCfg):
+    optimizer: Literal["adamw"] = "adamw"
     lr: float = 2e-3
     weight_decay: float = 5e-4
-    batch_size: int = 128
+    epochs: int = 150
+    batch_size: int | None = 128
+
+
+class DemoConfig(ExperimentConfig):
+    model: ModelCfg = ModelCfg()
+    train: DemoTrainCfg = DemoTrainCfg()
     log_every: int = 10
     checkpoint_every: int = 10

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...report.figures import Panel, curves_from_records, save_panels
+from ...runs import RunDir
+from ..protocol import UnitResult
+
+
+def figures(cfg: Any, run: RunDir, summary: dict, units: Sequence[UnitResult]) -> list[Path]:
+    """The collapse figure of the first seed's training (``figures/collapse.png``)."""
+    return [collapse_figure(run.figures / "collapse.png", units[0].history())]
+
 
 def collapse_figure(path: Path, history: list[dict[str, Any]]) -> Path:
-    from ...report.figures import Panel, curves_from_records, save_panels
-
     final = history[-1]
     layer_names = list(final["layers"])
     ep = [r["epoch"] for r in history]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
+from ...data.real import digits
 from ...probe import CollapseProbe
 from ...runs import RunDir
-from ...train import TrainState, fit
+from ...train import TrainState, fit_trainer
+from ...train.optim import make_optimizer
+from ..protocol import Unit
 from .config import DemoConfig
 
 
@@ -31,56 +36,60 @@ def probe_layers(model: nn.Sequential) -> tuple[list[str], str, dict[str, str]]:
     return [*relus[:-1], clf_input], clf, names
 
 
-def run(cfg: DemoConfig, run_dir: RunDir) -> dict:
-    from ...data.real import digits
-    from .figures import collapse_figure
+class Trainer:
+    """The MLP on the digits, AdamW, mini-batches reshuffled every epoch, the probe's layers."""
 
-    torch.manual_seed(cfg.seed)
-    data = digits(seed=cfg.seed)
-    model = build_model(data.x_train.shape[1], data.num_classes, cfg.width, cfg.depth)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    loss_fn = nn.CrossEntropyLoss()
-    n = len(data.y_train)
-    g = torch.Generator().manual_seed(cfg.seed)
-    layers, clf, names = probe_layers(model)
-    train_loader = [(data.x_train, data.y_train)]
+    def __init__(self, cfg: DemoConfig, seed: int):
+        torch.manual_seed(seed)
+        self.data = digits(seed=seed)
+        t = cfg.train
+        self.model = build_model(
+            self.data.x_train.shape[1], self.data.num_classes, cfg.model.width, cfg.model.depth
+        )
+        self.opt = make_optimizer(t, self.model.parameters())
+        self.loss_fn = nn.CrossEntropyLoss()
+        self.gen = torch.Generator().manual_seed(seed)
+        self.layers, self.clf, self.names = probe_layers(self.model)
+        self.epochs, self.batch_size = t.epochs, t.batch_size or len(self.data.y_train)
+        self.state = TrainState(model=self.model, optimizer=self.opt, generators=self.gen)
 
-    def train_epoch(epoch: int) -> dict:
-        model.train()
-        perm = torch.randperm(n, generator=g)
+    def train_epoch(self, epoch: int) -> dict[str, Any]:
+        x, y = self.data.x_train, self.data.y_train
+        self.model.train()
+        n = len(y)
+        perm = torch.randperm(n, generator=self.gen)
         total = 0.0
-        for i in range(0, n, cfg.batch_size):
-            idx = perm[i : i + cfg.batch_size]
-            loss = loss_fn(model(data.x_train[idx]), data.y_train[idx])
-            opt.zero_grad()
+        for i in range(0, n, self.batch_size):
+            idx = perm[i : i + self.batch_size]
+            loss = self.loss_fn(self.model(x[idx]), y[idx])
+            self.opt.zero_grad()
             loss.backward()
-            opt.step()
+            self.opt.step()
             total += loss.item() * len(idx)
         return {"train_loss": total / n}
 
-    def evaluate(epoch: int) -> dict:
-        probe = CollapseProbe(model, layers, data.num_classes, classifier=clf)
-        res = probe.run(train_loader, progress=False).to_dict()
+    def evaluate(self, epoch: int) -> dict[str, Any]:
+        d = self.data
+        probe = CollapseProbe(self.model, self.layers, d.num_classes, classifier=self.clf)
+        res = probe.run([(d.x_train, d.y_train)], progress=False).to_dict()
         with torch.no_grad():
-            test_acc = float((model(data.x_test).argmax(1) == data.y_test).float().mean())
-        return {"test_acc": test_acc, "layers": {names[k]: v for k, v in res.items()}}
+            test_acc = float((self.model(d.x_test).argmax(1) == d.y_test).float().mean())
+        return {"test_acc": test_acc, "layers": {self.names[k]: v for k, v in res.items()}}
 
-    history = fit(
-        epochs=cfg.epochs,
-        train_epoch=train_epoch,
-        evaluate=evaluate,
-        log_every=cfg.log_every,
+
+def train(cfg: DemoConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:
+    tr = Trainer(cfg, unit.seed)
+    history = fit_trainer(
+        tr,
         run=run_dir,
-        state=TrainState(model=model, optimizer=opt, generators=g),
+        log_every=cfg.log_every,
         checkpoint_every=cfg.checkpoint_every,
         description="demo: training",
     )
     final = history[-1]
-    fig = collapse_figure(run_dir.figures / "collapse.png", history)
     return {
         "train_acc": final["layers"]["classifier input"].get("acc"),
         "test_acc": final["test_acc"],
         "train_loss": final["train_loss"],
         "layers": final["layers"],
-        "figures": [str(fig)],
     }
