@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from ...config import Config
 from ...errors import ConfigError
 
@@ -44,7 +46,7 @@ class ScheduleCfg(Config):
     ``"warmup"`` (linear from lr / ``warmup`` to lr over the first ``warmup`` steps)."""
 
     kind: Literal["constant", "multistep", "step", "warmup"] = "constant"
-    at: list[float] = []
+    at: list[float] = Field(default_factory=list)
     every: int = 1
     gamma: float = 0.1
     warmup: int = 0
