@@ -13,7 +13,9 @@ import pytest
 
 from nclab.errors import ConfigError
 from nclab.experiments import run_experiment
-from nclab.experiments.ufm import EXPERIMENT, problems
+from nclab.experiments.runner import redraw
+from nclab.experiments.ufm import EXPERIMENT
+from nclab.experiments.ufm.config import problems
 from nclab.reproduce import all_claims, lookup
 from nclab.runs import RunDir
 
@@ -78,7 +80,7 @@ def test_figures_are_redrawn_from_a_finished_run(tmp_path):
     run(tmp_path, "tb-fixed-features-quick", FIXED)
     fig = tmp_path / "run" / "figures" / "fixed_features.png"
     fig.unlink()
-    EXPERIMENT.figures(RunDir(tmp_path / "run", create=False))
+    assert redraw(tmp_path / "run") == [str(fig)]  # as `nclab report RUN_DIR` does
     assert fig.is_file()
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from nclab.errors import ConfigError, TheoryError
 from nclab.experiments import resume_run, run_experiment
-from nclab.experiments.ufm import EXPERIMENT, problems, threshold_lambda
+from nclab.experiments.ufm import EXPERIMENT
+from nclab.experiments.ufm.config import problems, threshold_lambda
 from nclab.experiments.ufm.measure import theory_for
 from nclab.models.ufm import BatchedUFM
 from nclab.runs import RunDir

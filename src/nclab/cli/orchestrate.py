@@ -236,10 +236,11 @@ def sweep(
 
 @app.command()
 def report(
-    directory: Path = typer.Argument(..., help="A reproduce or sweep output directory."),
+    directory: Path = typer.Argument(..., help="A run, reproduce or sweep directory."),
     json: bool = JSON_OPT,
 ) -> None:
-    """Re-render the report of a finished reproduce (report.md/html) or sweep (sweep.csv, figures)."""
+    """Re-render the report of a finished run (its figures), reproduce (report.md/html) or sweep
+    (sweep.csv, figures)."""
     from ..errors import RunError
     from ..reproduce import judge as rep
     from ..reproduce import sweep as sw
@@ -262,8 +263,18 @@ def report(
             emit_json({"rows": rows})
         else:
             console().print(f"{len(rows)} runs: {directory / 'sweep.csv'}")
+    elif (directory / "config.toml").is_file():
+        from ..experiments.runner import redraw
+
+        figures = redraw(directory)
+        if json:
+            emit_json({"run_dir": str(directory), "figures": figures})
+        else:
+            for fig in figures:
+                console().print(f"figure: {fig}")
+            console().print(f"run directory: {directory}")
     else:
         raise RunError(
-            f"{directory} is neither a reproduce directory ({rep.MANIFEST}) nor a sweep "
-            f"directory ({sw.MANIFEST})"
+            f"{directory} is neither a run directory (config.toml), a reproduce directory "
+            f"({rep.MANIFEST}) nor a sweep directory ({sw.MANIFEST})"
         )

@@ -47,7 +47,9 @@ def run_cmd(
     config: Path = typer.Option(
         None, "--config", help="TOML file with config values (before --set)."
     ),
-    seeds: int = typer.Option(1, "--seeds", help="Run this many seeds (seed, seed+1, ...)."),
+    seeds: int = typer.Option(
+        None, "--seeds", help="Run this many seeds (seed, seed+1, ...; default: the config's)."
+    ),
     out: Path = typer.Option(
         None, "--out", "-o", help="Run directory (default runs/<exp>-<preset>-<time>)."
     ),

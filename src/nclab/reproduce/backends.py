@@ -24,7 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from ..threads import start_ray
+from ..experiments import get_experiment, run_experiment
+from ..parallel import run_tasks
+from ..progress import bar
+from ..runs import RunDir
+from ..threads import start_ray, torch_threads
 
 
 @dataclass(frozen=True)
@@ -58,16 +62,11 @@ def _thaw(v: Any) -> Any:
 def run_job(job: Job, threads: int | None = 1) -> dict[str, Any]:
     """Run one job (in whatever process calls it, with ``threads`` torch threads, restored after);
     never raises for a failing run."""
-    from ..threads import torch_threads
-
     with torch_threads(threads):
         return _run_job(job)
 
 
 def _run_job(job: Job) -> dict[str, Any]:
-    from ..experiments import get_experiment, run_experiment
-    from ..runs import RunDir
-
     run = RunDir(job.run_dir)
     if run.finished:
         return run.read_summary()
@@ -102,9 +101,6 @@ def execute(
     description: str = "runs",
 ) -> list[dict[str, Any]]:
     """Run ``jobs`` (skipping finished ones) and return their summaries, in order."""
-    from ..progress import bar
-    from ..runs import RunDir
-
     if backend not in ("local", "ray"):
         raise ConfigError(f"backend must be 'local' or 'ray', got {backend!r}")
     workers = workers or default_workers()
@@ -118,43 +114,33 @@ def execute(
             results[i] = run.read_summary()
         else:
             todo.append(i)
-    with bar(
-        f"{description} ({backend}, {workers} workers)", total=len(jobs), enabled=progress
-    ) as pbar:
-        pbar.update(len(jobs) - len(todo))
-        if todo and backend == "ray":
-            _run_ray(jobs, todo, results, workers, threads, address, pbar)
-        elif todo and (workers == 1 or len(todo) == 1):
-            for i in todo:
-                results[i] = run_job(jobs[i], threads=None)
-                pbar.update(1, info=jobs[i].run_dir)
-        elif todo:
-            _run_pool(jobs, todo, results, workers, threads, pbar)
+    label = f"{description} ({backend}, {workers} workers)"
+    if todo and backend == "local" and workers > 1 and len(todo) > 1:
+        crashed = lambda k, exc: {  # noqa: E731
+            "failed": True,
+            "error": f"worker crashed: {exc!r}",
+            "run_dir": jobs[todo[k]].run_dir,
+        }
+        out = run_tasks(
+            run_job,
+            [(jobs[i], threads) for i in todo],
+            workers,
+            initializer=_worker_init,
+            description=label,
+            on_error=crashed,
+        )
+        for i, r in zip(todo, out, strict=True):
+            results[i] = r
+    elif todo:
+        with bar(label, total=len(jobs), enabled=progress) as pbar:
+            pbar.update(len(jobs) - len(todo))
+            if backend == "ray":
+                _run_ray(jobs, todo, results, workers, threads, address, pbar)
+            else:
+                for i in todo:
+                    results[i] = run_job(jobs[i], threads=None)
+                    pbar.update(1, info=jobs[i].run_dir)
     return [r if r is not None else {"failed": True, "error": "no result"} for r in results]
-
-
-def _run_pool(jobs, todo, results, workers, threads, pbar) -> None:
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=min(workers, len(todo)),
-        mp_context=ctx,
-        initializer=_worker_init,
-    ) as pool:
-        futures = {pool.submit(run_job, jobs[i], threads): i for i in todo}
-        for fut in as_completed(futures):
-            i = futures[fut]
-            try:
-                results[i] = fut.result()
-            except Exception as exc:
-                results[i] = {
-                    "failed": True,
-                    "error": f"worker crashed: {exc!r}",
-                    "run_dir": jobs[i].run_dir,
-                }
-            pbar.update(1, info=jobs[i].run_dir)
 
 
 def _run_ray(jobs, todo, results, workers, threads, address, pbar) -> None:

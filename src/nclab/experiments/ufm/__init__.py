@@ -19,29 +19,27 @@ values beside the measured ones, and figures like the paper's panels. Documentat
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy, lazy_exports
-from .config import UFMConfig, describe, problems, threshold_lambda
+from ..protocol import Experiment, Lazy, Unit
+from .config import UFMConfig, check
 from .presets import PRESETS
+
+
+def units(cfg: UFMConfig) -> list[Unit]:
+    """One unit, the run directory itself: every seed and λ of the run is one batched model."""
+    return [Unit("", cfg.seed)]
+
 
 EXPERIMENT = Experiment(
     name="ufm",
     description="unconstrained-features models (Tirer & Bruna, Súkeník et al.): batched GD vs "
     "the closed-form optimum",
     config_cls=UFMConfig,
-    run=Lazy(f"{__name__}.train:run"),
     presets=PRESETS,
     default_preset="tb-fig2-nobias",
-    batched_seeds=True,
-    figures=Lazy(f"{__name__}.figures:rerender"),
+    check=check,
+    units=units,
+    train=Lazy(f"{__name__}.train:train"),
+    figures=Lazy(f"{__name__}.figures:figures"),
 )
-__getattr__ = lazy_exports(__name__, {"run": ".train", "rerender": ".figures"})  # torch on use
 
-__all__ = [
-    "EXPERIMENT",
-    "PRESETS",
-    "UFMConfig",
-    "describe",
-    "problems",
-    "run",
-    "threshold_lambda",
-]
+__all__ = ["EXPERIMENT", "PRESETS", "UFMConfig"]

@@ -10,6 +10,7 @@ import pydantic
 
 from ...config import Config
 from ...errors import ConfigError
+from ..common.config import ExperimentConfig
 
 
 class InitConfig(Config):
@@ -54,9 +55,7 @@ class FixedFeaturesConfig(Config):
     seeds: int = 5
 
 
-class UFMConfig(Config):
-    seed: int = 0
-    seeds: int = 1
+class UFMConfig(ExperimentConfig):
     # the model
     K: int = 4
     n: int = 50
@@ -111,6 +110,22 @@ def check(cfg: UFMConfig) -> None:
         raise ConfigError(f"phase.seeds must be >= 1, got {cfg.phase.seeds}")
     if cfg.bias_sweep.points:
         _check_bias_sweep(cfg)
+    if cfg.fixed_features.ns:
+        _check_fixed_features(cfg)
+
+
+def _check_fixed_features(cfg: UFMConfig) -> None:
+    """A fixed-features run (Theorem 5.1) needs the plain bias-free MSE UFM and >= 2 sizes n."""
+    ff = cfg.fixed_features
+    if cfg.depth != 1 or cfg.loss != "mse" or cfg.bias != "none" or cfg.layernorm:
+        raise ConfigError(
+            "fixed_features runs the plain bias-free MSE UFM of Theorem 5.1: set depth=1, "
+            "loss='mse', bias='none', layernorm=false"
+        )
+    if len(ff.ns) < 2 or min(ff.ns) < 1 or len(set(ff.ns)) != len(ff.ns):
+        raise ConfigError(f"fixed_features.ns must list >= 2 distinct n >= 1, got {ff.ns}")
+    if not (ff.sigma_e > 0 and ff.seeds >= 1):
+        raise ConfigError(f"fixed_features needs sigma_e > 0 and seeds >= 1, got {ff}")
 
 
 def _check_bias_sweep(cfg: UFMConfig) -> None:

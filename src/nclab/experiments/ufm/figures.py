@@ -10,7 +10,8 @@
 * ``bias_sweep.png`` (:func:`.bias_sweep.bias_figure`): NC2/NC3 and ρ_mean/ρ against λ_b;
 * ``fixed_features.png`` (:func:`.fixed_features.fixed_figure`): Theorem 5.1's gap against n.
 
-:func:`render` draws the run's figure, :func:`rerender` redraws it from a finished run directory.
+:func:`render` draws the run's figure; :func:`figures` draws it from a run directory (after the run
+or again from a finished one).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import numpy as np
 from ...report.figures import Panel, save_panels
 from ...runs import RunDir
 from .bias_sweep import bias_figure
-from .config import UFMConfig
 from .fixed_features import fixed_figure
 from .measure import theory_for, theory_norms
 
@@ -149,9 +149,6 @@ def render(cfg, run_dir: RunDir, history: list[dict], summary: dict) -> list[str
     return [str(training_figure(run_dir.figures / "collapse.png", cfg, history, summary))]
 
 
-def rerender(run_dir: RunDir) -> None:
-    """Re-draw the figures of a finished run from its config, metrics.jsonl and summary.json."""
-    data = run_dir.read_config()
-    data.pop("nclab", None)
-    cfg = UFMConfig.from_dict(data)
-    render(cfg, run_dir, run_dir.read_metrics(), run_dir.read_summary())
+def figures(cfg, run: RunDir, summary: dict, units: Sequence[UnitResult]) -> list[str]:
+    """The run's figure from its directory (``Experiment.figures``)."""
+    return render(cfg, run, run.read_metrics(), summary)

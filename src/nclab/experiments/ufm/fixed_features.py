@@ -46,20 +46,6 @@ def prediction(cfg: Any) -> FixedFeaturesPrediction:
     )
 
 
-def check(cfg: Any) -> None:
-    """Raise :class:`~nclab.errors.ConfigError` for a fixed-features run no theorem covers."""
-    ff = cfg.fixed_features
-    if cfg.depth != 1 or cfg.loss != "mse" or cfg.bias != "none" or cfg.layernorm:
-        raise ConfigError(
-            "fixed_features runs the plain bias-free MSE UFM of Theorem 5.1: set depth=1, "
-            "loss='mse', bias='none', layernorm=false"
-        )
-    if len(ff.ns) < 2 or min(ff.ns) < 1 or len(set(ff.ns)) != len(ff.ns):
-        raise ConfigError(f"fixed_features.ns must list >= 2 distinct n >= 1, got {ff.ns}")
-    if not (ff.sigma_e > 0 and ff.seeds >= 1):
-        raise ConfigError(f"fixed_features needs sigma_e > 0 and seeds >= 1, got {ff}")
-
-
 def class_means(seed: int, d: int, K: int, rho: float) -> torch.Tensor:
     """H̄ (d x K) with H̄ᵀH̄ = ρ I: √ρ times the Q factor of a seeded Gaussian d x K matrix."""
     g = torch.Generator().manual_seed(seed)
@@ -124,7 +110,6 @@ def _mean(values: list[float]) -> float:
 
 def run_fixed(cfg: Any, run_dir: RunDir, seeds: list[int]) -> dict[str, Any]:
     """The whole sweep (every n x every seed), one record per n; returns the summary."""
-    check(cfg)
     pred = prediction(cfg)
     if not pred.collapsed:
         raise ConfigError(

@@ -13,11 +13,11 @@ import torch
 
 from ...models.ufm import BatchedUFM, UFMSpec, lr_factor
 from ...runs import RunDir
-from ...train import TrainState, fit
+from ...train import TrainState, fit_trainer
+from ..protocol import Unit
 from .bias_sweep import bias_summary
 from .bias_sweep import theory as bias_theory
-from .config import UFMConfig, check, describe, problems
-from .figures import render
+from .config import UFMConfig, describe, problems
 from .fixed_features import run_fixed
 from .measure import measure, theory_for
 from .summary import phase_summary, single_summary
@@ -68,37 +68,43 @@ def _seeds(cfg: UFMConfig, default: int) -> list[int]:
     return [cfg.seed + i for i in range(cfg.seeds if cfg.seeds > 1 else default)]
 
 
-def run(cfg: UFMConfig, run_dir: RunDir) -> dict[str, Any]:
-    check(cfg)
-    if cfg.fixed_features.ns:  # Theorem 5.1: exact minimisers, no gradient descent
-        summary = run_fixed(cfg, run_dir, _seeds(cfg, cfg.fixed_features.seeds))
-        summary["figures"] = render(cfg, run_dir, [], summary)
-        return summary
-    probs = with_theory(cfg)
-    model = build(cfg, probs)
-    theory_obj = [p["pred"].objective if p["pred"] is not None else None for p in probs]
+class Trainer:
+    """Every problem of the run as one :class:`~nclab.models.ufm.BatchedUFM`: one gradient step
+    of every problem per step, with the schedule's factor."""
 
-    def train_step(t: int) -> dict[str, Any]:
-        factor = lr_factor(t, cfg.schedule, cfg.milestones, cfg.gamma, cfg.steps)
-        model.step(factor)
+    def __init__(self, cfg: UFMConfig, probs: list[dict[str, Any]]):
+        self.cfg, self.steps = cfg, cfg.steps
+        self.model = build(cfg, probs)
+        self.theory_obj = [p["pred"].objective if p["pred"] is not None else None for p in probs]
+        self.state = TrainState(model=self.model)
+
+    def train_step(self, t: int) -> dict[str, Any]:
+        c = self.cfg
+        factor = lr_factor(t, c.schedule, c.milestones, c.gamma, c.steps)
+        self.model.step(factor)
         return {"lr_factor": factor}
 
-    history = fit(
-        steps=cfg.steps,
-        train_step=train_step,
-        first_record=lambda: {"lr_factor": 1.0, **measure(model, 0, theory_obj)},
-        evaluate=lambda t: measure(model, t + 1, theory_obj),
+    def first_record(self) -> dict[str, Any]:
+        return {"lr_factor": 1.0, **measure(self.model, 0, self.theory_obj)}
+
+    def evaluate(self, t: int) -> dict[str, Any]:
+        return measure(self.model, t + 1, self.theory_obj)
+
+
+def train(cfg: UFMConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:
+    """The run's one unit: every seed (and λ of a phase diagram or bias sweep) batched."""
+    if cfg.fixed_features.ns:  # Theorem 5.1: exact minimisers, no gradient descent
+        return run_fixed(cfg, run_dir, _seeds(cfg, cfg.fixed_features.seeds))
+    probs = with_theory(cfg)
+    tr = Trainer(cfg, probs)
+    history = fit_trainer(
+        tr,
+        first_record=tr.first_record,
         log_every=cfg.log_every,
         run=run_dir,
-        state=TrainState(model=model),
         checkpoint_every=cfg.checkpoint_every,
         description=f"ufm: {describe(cfg)}",
     )
     if cfg.bias_sweep.points:
-        summary = bias_summary(cfg, model, probs, history)
-    else:
-        summary = (phase_summary if cfg.phase.points else single_summary)(
-            cfg, model, probs, history
-        )
-    summary["figures"] = render(cfg, run_dir, history, summary)
-    return summary
+        return bias_summary(cfg, tr.model, probs, history)
+    return (phase_summary if cfg.phase.points else single_summary)(cfg, tr.model, probs, history)
