@@ -17,6 +17,7 @@ or again from a finished one).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ import numpy as np
 
 from ...report.figures import Panel, save_panels
 from ...runs import RunDir
+from ..protocol import UnitResult
 from .bias_sweep import bias_figure
 from .fixed_features import fixed_figure
 from .measure import theory_for, theory_norms
