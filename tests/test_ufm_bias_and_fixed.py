@@ -19,7 +19,15 @@ from nclab.experiments.ufm.config import problems
 from nclab.reproduce import all_claims, lookup
 from nclab.runs import RunDir
 
-SWEEP = ["K=3", "n=4", "d=6", "lambda_w=0.02", "lambda_h=0.02", "lr=0.1", "log_every=2000"]
+SWEEP = [
+    "model.K=3",
+    "model.n=4",
+    "model.d=6",
+    "model.lambda_w=0.02",
+    "model.lambda_h=0.02",
+    "train.lr=0.1",
+    "log_every=2000",
+]
 FIXED = ["fixed_features.ns=[25, 100, 400, 1600]", "fixed_features.seeds=3"]
 
 
@@ -43,7 +51,7 @@ def test_bias_sweep_problems_are_lambda_b_major():
 
 @pytest.mark.parametrize("steps", [12_000, 400])
 def test_bias_sweep_reaches_the_closed_form_and_moves_from_etf_to_of(tmp_path, steps):
-    sets = [*SWEEP, f"steps={steps}", "bias_sweep.points=4", "bias_sweep.hi=10"]
+    sets = [*SWEEP, f"train.steps={steps}", "bias_sweep.points=4", "bias_sweep.hi=10"]
     s = run(tmp_path, "tb-regularized-bias-quick", sets)
     for path in _claim("tirer-bruna/regularized-bias").paths():  # also when cut short
         lookup({"main": s}, path)
@@ -87,12 +95,12 @@ def test_figures_are_redrawn_from_a_finished_run(tmp_path):
 @pytest.mark.parametrize(
     ("preset", "sets", "match"),
     [
-        ("tb-regularized-bias-quick", ["bias=free"], "bias='regularized'"),
+        ("tb-regularized-bias-quick", ["model.bias=free"], "model.bias='regularized'"),
         ("tb-regularized-bias-quick", ["bias_sweep.hi=30"], "diverges"),
         ("tb-regularized-bias-quick", ["bias_sweep.points=1"], "points >= 2"),
-        ("tb-fixed-features-quick", ["bias=free"], "bias-free"),
+        ("tb-fixed-features-quick", ["model.bias=free"], "bias-free"),
         ("tb-fixed-features-quick", ["fixed_features.ns=[50]"], ">= 2 distinct"),
-        ("tb-fixed-features-quick", ["lambda_w=0.5", "lambda_h=0.5"], ">= 1"),
+        ("tb-fixed-features-quick", ["model.lambda_w=0.5", "model.lambda_h=0.5"], ">= 1"),
     ],
 )
 def test_configurations_no_sweep_can_use(tmp_path, preset, sets, match):
@@ -106,5 +114,7 @@ def test_the_fixed_features_limit_is_the_theory_at_every_n_lambda():
 
     cfg = EXPERIMENT.config("tb-fixed-features-quick", [])
     p = prediction(cfg)
-    assert p.lambda_h_tilde == pytest.approx(cfg.n * cfg.lambda_h)
-    assert p.threshold == pytest.approx(cfg.K * math.sqrt(p.lambda_h_tilde * cfg.lambda_w))
+    assert p.lambda_h_tilde == pytest.approx(cfg.model.n * cfg.model.lambda_h)
+    assert p.threshold == pytest.approx(
+        cfg.model.K * math.sqrt(p.lambda_h_tilde * cfg.model.lambda_w)
+    )

@@ -16,13 +16,13 @@ from nclab.runs import RunDir
 
 # a small, fast-converging version of Tirer & Bruna's Fig. 2 problem
 SMALL = [
-    "K=3",
-    "n=4",
-    "d=6",
-    "lambda_w=0.02",
-    "lambda_h=0.02",
-    "lr=0.5",
-    "steps=6000",
+    "model.K=3",
+    "model.n=4",
+    "model.d=6",
+    "model.lambda_w=0.02",
+    "model.lambda_h=0.02",
+    "train.lr=0.5",
+    "train.steps=6000",
     "log_every=2000",
 ]
 
@@ -63,21 +63,38 @@ def test_summary_reaches_theory(tmp_path):
 @pytest.mark.parametrize(
     ("sets", "layers", "theorem"),
     [
-        (["bias=free"], None, "Tirer & Bruna Thm 3.2"),
-        (["bias=regularized", "lambda_b=0.5"], None, "regularised bias (docs/theory-ufm.md)"),
-        (["loss=ce"], None, "Zhu et al. 2021, Thm 3.1 (regularised CE UFM)"),
+        (["model.bias=free"], None, "Tirer & Bruna Thm 3.2"),
         (
-            ["depth=2", "lr=0.3", "init={w=0.5, w1=0.5, h=0.5}"],
+            ["model.bias=regularized", "model.lambda_b=0.5"],
+            None,
+            "regularised bias (docs/theory-ufm.md)",
+        ),
+        (["model.loss=ce"], None, "Zhu et al. 2021, Thm 3.1 (regularised CE UFM)"),
+        (
+            ["model.depth=2", "train.lr=0.3", "model.init={w=0.5, w1=0.5, h=0.5}"],
             ["H1", "Z1"],
             "Tirer & Bruna Thm 4.1",
         ),
         (
-            ["layernorm=true", "lambda_h=0", "lambda_w=0.3", "lr=0.2", "lr_h_scale=30"],
+            [
+                "model.layernorm=true",
+                "model.lambda_h=0",
+                "model.lambda_w=0.3",
+                "train.lr=0.2",
+                "train.lr_h_scale=30",
+            ],
             None,
             "Súkeník et al., GUFM",
         ),
         (
-            ["layernorm=true", "lambda_h=0", "lambda_w=0.3", "lr=0.2", "lr_h_scale=30", "loss=ce"],
+            [
+                "model.layernorm=true",
+                "model.lambda_h=0",
+                "model.lambda_w=0.3",
+                "train.lr=0.2",
+                "train.lr_h_scale=30",
+                "model.loss=ce",
+            ],
             None,
             "Súkeník et al., GUFM",
         ),
@@ -96,7 +113,14 @@ def test_every_model_reaches_its_theory(tmp_path, sets, layers, theorem):
 def test_relu_extended_ufm_never_beats_its_theory(tmp_path):
     """The ReLU model's landscape has spurious minima (docs/ufm.md): GD from a random start may
     stop above the theorem's value, never below it (the linear optimum is attainable)."""
-    sets = ["depth=2", "relu=true", "d=10", "lr=0.3", "init={w=0.5, w1=0.5, h=0.5}", "steps=4000"]
+    sets = [
+        "model.depth=2",
+        "model.relu=true",
+        "model.d=10",
+        "train.lr=0.3",
+        "model.init={w=0.5, w1=0.5, h=0.5}",
+        "train.steps=4000",
+    ]
     s = run(tmp_path, sets=sets, seeds=4)
     assert s["theorem"] == "Tirer & Bruna Thm 4.2" and list(s["metrics"]) == ["H1", "Z1", "A1"]
     assert s["expected_zero"] == {"A1": ["nc1", "nc2_etf", "nc2_of", "nc2_w_of", "nc3_of"]}
@@ -116,7 +140,7 @@ def test_batched_seeds_equal_single_runs(tmp_path):
 
 
 def test_phase_grid_is_one_batched_solve(tmp_path):
-    sets = ["phase.points=3", "phase.lo=0.5", "phase.hi=1.8", "phase.seeds=2", "steps=4000"]
+    sets = ["phase.points=3", "phase.lo=0.5", "phase.hi=1.8", "phase.seeds=2", "train.steps=4000"]
     s = run(tmp_path, sets=sets, name="phase")
     grid = s["grid"]
     assert len(grid) == 6 and [g["seed"] for g in grid] == [0, 1] * 3
@@ -129,7 +153,9 @@ def test_phase_grid_is_one_batched_solve(tmp_path):
     # a grid point equals the single run with the same lambda and seed
     lam = grid[3]["lambda"]
     alone = run(
-        tmp_path, sets=[f"lambda_w={lam}", f"lambda_h={lam}", "seed=1", "steps=4000"], name="alone"
+        tmp_path,
+        sets=[f"model.lambda_w={lam}", f"model.lambda_h={lam}", "seed=1", "train.steps=4000"],
+        name="alone",
     )
     assert abs(alone["objective"] - grid[3]["objective"]) <= 1e-12 * alone["objective"]
     assert (tmp_path / "phase" / "figures" / "phase_diagram.png").exists()
@@ -138,10 +164,10 @@ def test_phase_grid_is_one_batched_solve(tmp_path):
 def test_resume_ends_with_the_uninterrupted_numbers(tmp_path, monkeypatch):
     sets = [
         "checkpoint_every=1000",
-        "depth=2",
-        "relu=true",
-        "lr=0.3",
-        "init={w=0.5, w1=0.5, h=0.5}",
+        "model.depth=2",
+        "model.relu=true",
+        "train.lr=0.3",
+        "model.init={w=0.5, w1=0.5, h=0.5}",
     ]
     full = run(tmp_path, sets=sets, seeds=2, name="full")
     calls = {"n": 0}
@@ -168,14 +194,18 @@ def test_resume_ends_with_the_uninterrupted_numbers(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("sets", "error", "match"),
     [
-        (["d=2"], TheoryError, "d >= 3"),
-        (["lambda_w=-0.1"], TheoryError, "lambda_w must be a finite number > 0"),
-        (["n=0"], TheoryError, "n must be an integer >= 1"),
-        (["layernorm=true", "lambda_h=0", "d=3"], TheoryError, "d >= K\\+1"),
-        (["layernorm=true"], ConfigError, "no feature weight decay"),
-        (["depth=2", "layernorm=true", "lambda_h=0"], ConfigError, "one weight layer"),
+        (["model.d=2"], TheoryError, "d >= 3"),
+        (["model.lambda_w=-0.1"], TheoryError, "lambda_w must be a finite number > 0"),
+        (["model.n=0"], TheoryError, "n must be an integer >= 1"),
+        (["model.layernorm=true", "model.lambda_h=0", "model.d=3"], TheoryError, "d >= K\\+1"),
+        (["model.layernorm=true"], ConfigError, "no feature weight decay"),
+        (
+            ["model.depth=2", "model.layernorm=true", "model.lambda_h=0"],
+            ConfigError,
+            "one weight layer",
+        ),
         (["phase.points=3", "phase.lo=2", "phase.hi=1"], ConfigError, "0 < lo < hi"),
-        (["lr=10", "steps=200", "log_every=100"], ConfigError, "diverged"),
+        (["train.lr=10", "train.steps=200", "log_every=100"], ConfigError, "diverged"),
     ],
 )
 def test_bad_configs_are_clear_errors(tmp_path, sets, error, match):

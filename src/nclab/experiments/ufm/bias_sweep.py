@@ -37,7 +37,12 @@ MONOTONE_TOL = 1e-6
 
 def theory(cfg: Any, lambda_b: float):
     return ufm_regularized_bias(
-        K=cfg.K, n=cfg.n, d=cfg.d, lambda_w=cfg.lambda_w, lambda_h=cfg.lambda_h, lambda_b=lambda_b
+        K=cfg.model.K,
+        n=cfg.model.n,
+        d=cfg.model.d,
+        lambda_w=cfg.model.lambda_w,
+        lambda_h=cfg.model.lambda_h,
+        lambda_b=lambda_b,
     )
 
 
@@ -88,8 +93,20 @@ def _point(cfg, probs: list[dict], last: dict, measured: list[dict], b: int) -> 
 def _end(cfg, grid: list[dict], lam: float) -> dict[str, Any]:
     """The points at one end of the sweep (mean over seeds) and the two theorems' values."""
     pts = [g for g in grid if g["lambda_b"] == lam]
-    thm32 = ufm_mse_bias(K=cfg.K, n=cfg.n, d=cfg.d, lambda_w=cfg.lambda_w, lambda_h=cfg.lambda_h)
-    thm31 = ufm_mse(K=cfg.K, n=cfg.n, d=cfg.d, lambda_w=cfg.lambda_w, lambda_h=cfg.lambda_h)
+    thm32 = ufm_mse_bias(
+        K=cfg.model.K,
+        n=cfg.model.n,
+        d=cfg.model.d,
+        lambda_w=cfg.model.lambda_w,
+        lambda_h=cfg.model.lambda_h,
+    )
+    thm31 = ufm_mse(
+        K=cfg.model.K,
+        n=cfg.model.n,
+        d=cfg.model.d,
+        lambda_w=cfg.model.lambda_w,
+        lambda_h=cfg.model.lambda_h,
+    )
     rho = _mean([g["measured_norms"]["rho"] for g in pts])
     rho_mean = _mean([g["measured_norms"]["rho_mean"] for g in pts])
     return {
@@ -136,7 +153,7 @@ def bias_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict])
         "ends": {"etf": _end(cfg, grid, lams[0]), "of": _end(cfg, grid, lams[-1])},
         "points": len(lams),
         "seeds": sorted({g["seed"] for g in grid}),
-        "steps": cfg.steps,
+        "steps": cfg.train.steps,
         "grid": grid,
     }
 
@@ -165,7 +182,7 @@ def bias_figure(path, cfg, summary: dict):
         panel("|f - f*| / f* (worst seed)", {"gap": (lams, worst)}, logy=True),
     ]
     title = (
-        f"regularised bias: K={cfg.K}, d={cfg.d}, n={cfg.n}, λ_W={cfg.lambda_w:g}, "
-        f"λ_H={cfg.lambda_h:g}, {len(summary['seeds'])} seeds, {cfg.steps} steps"
+        f"regularised bias: K={cfg.model.K}, d={cfg.model.d}, n={cfg.model.n}, λ_W={cfg.model.lambda_w:g}, "
+        f"λ_H={cfg.model.lambda_h:g}, {len(summary['seeds'])} seeds, {cfg.train.steps} steps"
     )
     return save_panels(path, panels, suptitle=title, ncols=3)

@@ -55,8 +55,11 @@ class FixedFeaturesConfig(Config):
     seeds: int = 5
 
 
-class UFMConfig(ExperimentConfig):
-    # the model
+class ModelConfig(Config):
+    """The model: K classes, n samples per class, d features, ``depth`` weight layers (ReLU
+    between them with ``relu``), the loss, the bias, LayerNorm features (the GUFM), the weight
+    decays and the initialisation."""
+
     K: int = 4
     n: int = 50
     d: int = 20
@@ -70,7 +73,13 @@ class UFMConfig(ExperimentConfig):
     lambda_h: float = 0.005  # features H (H_1); 0 for the GUFM
     lambda_b: float = 0.0  # bias="regularized"
     init: InitConfig = InitConfig()
-    # the solver
+
+
+class TrainConfig(Config):
+    """Full-batch gradient descent on every problem of the run: step ``lr`` (× ``lr_h_scale``
+    on the features), heavy-ball ``momentum``, the step size's schedule (× ``gamma`` at each
+    milestone, or cosine), ``steps`` steps."""
+
     lr: float = 0.1
     lr_h_scale: float = 1.0
     momentum: float = 0.0
@@ -78,6 +87,11 @@ class UFMConfig(ExperimentConfig):
     milestones: list[int] = pydantic.Field(default_factory=list)
     gamma: float = 0.1
     steps: int = 60_000
+
+
+class UFMConfig(ExperimentConfig):
+    model: ModelConfig = ModelConfig()
+    train: TrainConfig = TrainConfig()
     log_every: int = 5_000
     checkpoint_every: int = 50_000
     dtype: Literal["float64", "float32"] = "float64"
@@ -92,19 +106,21 @@ class UFMConfig(ExperimentConfig):
 
 def check(cfg: UFMConfig) -> None:
     """Raise :class:`~nclab.errors.ConfigError` for settings no run can use."""
-    if cfg.steps < 1 or cfg.log_every < 1 or cfg.checkpoint_every < 0:
+    if cfg.train.steps < 1 or cfg.log_every < 1 or cfg.checkpoint_every < 0:
         raise ConfigError(
-            "steps and log_every must be >= 1 and checkpoint_every >= 0, got "
-            f"{cfg.steps}, {cfg.log_every}, {cfg.checkpoint_every}"
+            "train.steps and log_every must be >= 1 and checkpoint_every >= 0, got "
+            f"{cfg.train.steps}, {cfg.log_every}, {cfg.checkpoint_every}"
         )
-    if cfg.layernorm and (cfg.depth != 1 or cfg.bias != "none" or cfg.lambda_h != 0):
+    if cfg.model.layernorm and (
+        cfg.model.depth != 1 or cfg.model.bias != "none" or cfg.model.lambda_h != 0
+    ):
         raise ConfigError(
-            "the GUFM (layernorm=true) has one weight layer, no bias and no feature "
-            "weight decay: set depth=1, bias='none', lambda_h=0"
+            "the GUFM (model.layernorm=true) has one weight layer, no bias and no feature "
+            "weight decay: set model.depth=1, model.bias='none', model.lambda_h=0"
         )
     if cfg.phase.points < 0 or (cfg.phase.points and not 0 < cfg.phase.lo < cfg.phase.hi):
         raise ConfigError(f"phase needs points >= 0 and 0 < lo < hi, got {cfg.phase}")
-    if cfg.phase.points and cfg.layernorm:
+    if cfg.phase.points and cfg.model.layernorm:
         raise ConfigError("the GUFM has no collapse threshold: phase.points must be 0")
     if cfg.phase.seeds < 1:
         raise ConfigError(f"phase.seeds must be >= 1, got {cfg.phase.seeds}")
@@ -117,10 +133,15 @@ def check(cfg: UFMConfig) -> None:
 def _check_fixed_features(cfg: UFMConfig) -> None:
     """A fixed-features run (Theorem 5.1) needs the plain bias-free MSE UFM and >= 2 sizes n."""
     ff = cfg.fixed_features
-    if cfg.depth != 1 or cfg.loss != "mse" or cfg.bias != "none" or cfg.layernorm:
+    if (
+        cfg.model.depth != 1
+        or cfg.model.loss != "mse"
+        or cfg.model.bias != "none"
+        or cfg.model.layernorm
+    ):
         raise ConfigError(
-            "fixed_features runs the plain bias-free MSE UFM of Theorem 5.1: set depth=1, "
-            "loss='mse', bias='none', layernorm=false"
+            "fixed_features runs the plain bias-free MSE UFM of Theorem 5.1: set model.depth=1, "
+            "model.loss='mse', model.bias='none', model.layernorm=false"
         )
     if len(ff.ns) < 2 or min(ff.ns) < 1 or len(set(ff.ns)) != len(ff.ns):
         raise ConfigError(f"fixed_features.ns must list >= 2 distinct n >= 1, got {ff.ns}")
@@ -130,17 +151,22 @@ def _check_fixed_features(cfg: UFMConfig) -> None:
 
 def _check_bias_sweep(cfg: UFMConfig) -> None:
     sw = cfg.bias_sweep
-    if cfg.bias != "regularized" or cfg.depth != 1 or cfg.loss != "mse" or cfg.phase.points:
+    if (
+        cfg.model.bias != "regularized"
+        or cfg.model.depth != 1
+        or cfg.model.loss != "mse"
+        or cfg.phase.points
+    ):
         raise ConfigError(
-            "bias_sweep runs the plain MSE UFM with a regularised bias: set bias='regularized', "
-            "depth=1, loss='mse', phase.points=0"
+            "bias_sweep runs the plain MSE UFM with a regularised bias: set "
+            "model.bias='regularized', model.depth=1, model.loss='mse', phase.points=0"
         )
     if sw.points < 2 or not 0 < sw.lo < sw.hi or sw.seeds < 1:
         raise ConfigError(f"bias_sweep needs points >= 2, 0 < lo < hi and seeds >= 1, got {sw}")
-    if cfg.lr * (1 + sw.hi) >= 2:
+    if cfg.train.lr * (1 + sw.hi) >= 2:
         raise ConfigError(
-            f"plain GD on the bias diverges for lr (1 + lambda_b) >= 2: lr = {cfg.lr}, "
-            f"bias_sweep.hi = {sw.hi}; lower hi below {2 / cfg.lr - 1:g} or lr"
+            f"plain GD on the bias diverges for lr (1 + lambda_b) >= 2: train.lr = {cfg.train.lr}, "
+            f"bias_sweep.hi = {sw.hi}; lower hi below {2 / cfg.train.lr - 1:g} or train.lr"
         )
 
 
@@ -150,21 +176,21 @@ def threshold_lambda(cfg: UFMConfig) -> float:
     L = 1 (MSE or CE): K√n λ* = 1. L weight layers: K (n λ^{L+1})^{1/(L+1)} equals the threshold
     of :func:`nclab.theory.extended_ufm.deep_linear_ufm`.
 
-    >>> round(threshold_lambda(UFMConfig(K=4, n=25)), 6)
+    >>> round(threshold_lambda(UFMConfig(model={'K': 4, 'n': 25})), 6)
     0.05
     """
-    L = cfg.depth
+    L = cfg.model.depth
     crit = 1.0 if L == 1 else (1 / L) * ((L - 1) / L) ** ((L - 1) / (L + 1))
-    return crit / (cfg.K * cfg.n ** (1 / (L + 1)))
+    return crit / (cfg.model.K * cfg.model.n ** (1 / (L + 1)))
 
 
 def problems(cfg: UFMConfig) -> list[dict[str, Any]]:
     """One dict per batched problem: seed and λ's (phase, bias sweep: λ-major, seed-minor)."""
-    lw1 = cfg.lambda_w if cfg.lambda_w1 is None else cfg.lambda_w1
+    lw1 = cfg.model.lambda_w if cfg.model.lambda_w1 is None else cfg.model.lambda_w1
     if cfg.bias_sweep.points:
         sw = cfg.bias_sweep
         seeds = cfg.seeds if cfg.seeds > 1 else sw.seeds
-        lam = {"lambda_w": cfg.lambda_w, "lambda_w1": lw1, "lambda_h": cfg.lambda_h}
+        lam = {"lambda_w": cfg.model.lambda_w, "lambda_w1": lw1, "lambda_h": cfg.model.lambda_h}
         return [
             {"seed": cfg.seed + i, **lam, "lambda_b": float(lb)}
             for lb in np.geomspace(sw.lo, sw.hi, sw.points)
@@ -174,9 +200,9 @@ def problems(cfg: UFMConfig) -> list[dict[str, Any]]:
         return [
             {
                 "seed": cfg.seed + i,
-                "lambda_w": cfg.lambda_w,
+                "lambda_w": cfg.model.lambda_w,
                 "lambda_w1": lw1,
-                "lambda_h": cfg.lambda_h,
+                "lambda_h": cfg.model.lambda_h,
             }
             for i in range(cfg.seeds)
         ]
@@ -197,12 +223,14 @@ def problems(cfg: UFMConfig) -> list[dict[str, Any]]:
 def describe(cfg: UFMConfig) -> str:
     """The model in words, e.g. ``"plain UFM, MSE, bias-free"``.
 
-    >>> describe(UFMConfig(depth=2, relu=True))
+    >>> describe(UFMConfig(model={'depth': 2, 'relu': True}))
     'extended UFM, ReLU, MSE, bias-free'
     """
-    if cfg.layernorm:
-        return f"GUFM (LayerNorm features), {cfg.loss.upper()}"
-    kind = {1: "plain UFM", 2: "extended UFM"}.get(cfg.depth, f"deep UFM (L={cfg.depth})")
-    act = (", ReLU" if cfg.relu else ", linear") if cfg.depth > 1 else ""
+    if cfg.model.layernorm:
+        return f"GUFM (LayerNorm features), {cfg.model.loss.upper()}"
+    kind = {1: "plain UFM", 2: "extended UFM"}.get(
+        cfg.model.depth, f"deep UFM (L={cfg.model.depth})"
+    )
+    act = (", ReLU" if cfg.model.relu else ", linear") if cfg.model.depth > 1 else ""
     bias = {"none": "bias-free", "free": "unregularised bias", "regularized": "regularised bias"}
-    return f"{kind}{act}, {cfg.loss.upper()}, {bias[cfg.bias]}"
+    return f"{kind}{act}, {cfg.model.loss.upper()}, {bias[cfg.model.bias]}"

@@ -53,7 +53,7 @@ def _series(history: list[dict], get) -> tuple:
 
 
 def _frame(cfg) -> str:
-    return "etf" if cfg.loss == "ce" or cfg.bias != "none" else "of"
+    return "etf" if cfg.model.loss == "ce" or cfg.model.bias != "none" else "of"
 
 
 def _iteration_panel(title: str, curves: dict, **kw: Any) -> Panel:
@@ -92,7 +92,7 @@ def training_figure(path: Path, cfg, history: list[dict], summary: dict) -> Path
     }
     panels.append(_iteration_panel(f"{last}: the remaining NC2 / NC3 variants", other))
     seeds = len(history[-1]["objective"])
-    title = f"{summary.get('model', '')}: K={cfg.K}, d={cfg.d}, n={cfg.n}" + (
+    title = f"{summary.get('model', '')}: K={cfg.model.K}, d={cfg.model.d}, n={cfg.model.n}" + (
         f", {seeds} seeds" if seeds > 1 else ""
     )
     return save_panels(path, panels, suptitle=title, ncols=3 if len(panels) > 4 else len(panels))
@@ -133,8 +133,8 @@ def phase_figure(path: Path, cfg, summary: dict) -> Path:
     worst = [max(g["objective_gap"] for g in grid if g["lambda"] == lam) for lam in lams]
     panels.append(lam_panel("|f - f*| / f* (worst seed)", {"gap": (lams, worst)}, logy=True))
     title = (
-        f"{summary.get('model', '')}: phase diagram, K={cfg.K}, d={cfg.d}, n={cfg.n}, "
-        f"{len(summary['seeds'])} seeds, {cfg.steps} steps"
+        f"{summary.get('model', '')}: phase diagram, K={cfg.model.K}, d={cfg.model.d}, n={cfg.model.n}, "
+        f"{len(summary['seeds'])} seeds, {cfg.train.steps} steps"
     )
     return save_panels(path, panels, suptitle=title, ncols=3 if len(panels) > 4 else len(panels))
 

@@ -35,13 +35,13 @@ F64 = torch.float64
 
 
 def prediction(cfg: Any) -> FixedFeaturesPrediction:
-    """Theorem 5.1's limit for the config (λ̃_H = ``cfg.n * cfg.lambda_h``)."""
+    """Theorem 5.1's limit for the config (λ̃_H = ``cfg.model.n * cfg.model.lambda_h``)."""
     return ufm_fixed_features(
-        K=cfg.K,
-        n=cfg.n,
-        d=cfg.d,
-        lambda_w=cfg.lambda_w,
-        lambda_h=cfg.lambda_h,
+        K=cfg.model.K,
+        n=cfg.model.n,
+        d=cfg.model.d,
+        lambda_w=cfg.model.lambda_w,
+        lambda_h=cfg.model.lambda_h,
         sigma_e=cfg.fixed_features.sigma_e,
     )
 
@@ -86,7 +86,7 @@ def _frame_dist(a: np.ndarray, target: np.ndarray) -> float:
 def one_problem(cfg: Any, pred: FixedFeaturesPrediction, hbar: torch.Tensor, n: int, seed: int):
     """Every number of one (n, seed): the exact Ŵ_n against Ŵ_∞ and W*."""
     sums, gram = sufficient_stats(hbar, n, cfg.fixed_features.sigma_e, seed)
-    w = ridge_classifier(sums, gram, cfg.K * n, cfg.lambda_w)
+    w = ridge_classifier(sums, gram, cfg.model.K * n, cfg.model.lambda_w)
     hb = hbar.numpy()
     w_inf, w_star = pred.w_hat_scale * hb.T, pred.w_star_scale * hb.T
     hn = np.linalg.norm(hb)
@@ -94,7 +94,7 @@ def one_problem(cfg: Any, pred: FixedFeaturesPrediction, hbar: torch.Tensor, n: 
         "gap": float(np.linalg.norm(w - w_inf) / np.linalg.norm(w_inf)),
         "gap_to_w_star": float(np.linalg.norm(w - w_star) / np.linalg.norm(w_star)),
         "scale": float((w * hb.T).sum() / hn**2),
-        "nc2_w_of": _frame_dist(w, np.eye(cfg.K) / math.sqrt(cfg.K)),
+        "nc2_w_of": _frame_dist(w, np.eye(cfg.model.K) / math.sqrt(cfg.model.K)),
         "nc3_of": float(np.linalg.norm(w / np.linalg.norm(w) - hb.T / hn)),
         "nc1": nc1_from_stats(sums, gram, n),
     }
@@ -116,7 +116,7 @@ def run_fixed(cfg: Any, run_dir: RunDir, seeds: list[int]) -> dict[str, Any]:
             f"K√(nλ_Hλ_W) = {pred.threshold:.4g} >= 1: H̄ = 0, nothing to recover; lower the λ's"
         )
     run_dir.truncate_metrics(0)  # a rerun (--resume) recomputes every n from scratch
-    frames = {s: class_means(s, cfg.d, cfg.K, pred.rho) for s in seeds}
+    frames = {s: class_means(s, cfg.model.d, cfg.model.K, pred.rho) for s in seeds}
     ns = sorted(cfg.fixed_features.ns)
     rows = []
     for n in ns:
@@ -191,7 +191,7 @@ def fixed_figure(path, cfg, summary: dict):
         ),
     ]
     title = (
-        f"Theorem 5.1: K={cfg.K}, d={cfg.d}, λ_W={cfg.lambda_w:g}, λ̃_H={th['lambda_h_tilde']:g}, "
+        f"Theorem 5.1: K={cfg.model.K}, d={cfg.model.d}, λ_W={cfg.model.lambda_w:g}, λ̃_H={th['lambda_h_tilde']:g}, "
         f"σ_e={th['sigma_e']:g}, {len(summary['seeds'])} seeds"
     )
     return save_panels(path, panels, suptitle=title, ncols=3)

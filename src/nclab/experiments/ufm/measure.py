@@ -35,41 +35,47 @@ def theory_for(cfg: Any, lambda_w: float, lambda_w1: float, lambda_h: float) -> 
     Raises :class:`~nclab.errors.TheoryError` for parameters outside a theorem's hypotheses
     (e.g. d < K for the bias-free UFM), so such runs fail before training.
     """
-    K, n, d, L = cfg.K, cfg.n, cfg.d, cfg.depth
-    if cfg.layernorm:
-        fn = gufm_mse if cfg.loss == "mse" else gufm_ce
+    K, n, d, L = cfg.model.K, cfg.model.n, cfg.model.d, cfg.model.depth
+    if cfg.model.layernorm:
+        fn = gufm_mse if cfg.model.loss == "mse" else gufm_ce
         return fn(K=K, d=d, lam=lambda_w), "Súkeník et al., GUFM"
     if L == 1:
-        if cfg.loss == "ce":
-            lb = cfg.lambda_b if cfg.bias == "regularized" else 0.0
+        if cfg.model.loss == "ce":
+            lb = cfg.model.lambda_b if cfg.model.bias == "regularized" else 0.0
             return (
                 ufm_ce(
-                    K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h, bias=cfg.bias, lambda_b=lb
+                    K=K,
+                    n=n,
+                    d=d,
+                    lambda_w=lambda_w,
+                    lambda_h=lambda_h,
+                    bias=cfg.model.bias,
+                    lambda_b=lb,
                 ),
                 "Zhu et al. 2021, Thm 3.1 (regularised CE UFM)",
             )
-        if cfg.bias == "none":
+        if cfg.model.bias == "none":
             return (
                 ufm_mse(K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h),
                 "Tirer & Bruna Thm 3.1",
             )
-        lb = cfg.lambda_b if cfg.bias == "regularized" else 0.0
+        lb = cfg.model.lambda_b if cfg.model.bias == "regularized" else 0.0
         return (
             ufm_mse_bias(K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h, lambda_b=lb),
             "Tirer & Bruna Thm 3.2" if lb == 0 else "regularised bias (docs/theory-ufm.md)",
         )
-    if cfg.loss != "mse" or cfg.bias != "none":
+    if cfg.model.loss != "mse" or cfg.model.bias != "none":
         return None, "no closed form for deep UFMs with cross-entropy or a bias"
     if L == 2:
-        fn = extended_ufm_relu if cfg.relu else extended_ufm
+        fn = extended_ufm_relu if cfg.model.relu else extended_ufm
         return (
             fn(K=K, n=n, d=d, lambda_w2=lambda_w, lambda_w1=lambda_w1, lambda_h1=lambda_h),
-            "Tirer & Bruna Thm 4.2" if cfg.relu else "Tirer & Bruna Thm 4.1",
+            "Tirer & Bruna Thm 4.2" if cfg.model.relu else "Tirer & Bruna Thm 4.1",
         )
     pred = deep_linear_ufm(
         K=K, n=n, d=d, lambda_w=[lambda_w1] * (L - 1) + [lambda_w], lambda_h=lambda_h
     )
-    if cfg.relu:
+    if cfg.model.relu:
         return pred, (
             "deep ReLU UFM: the linear optimum, an upper bound of its minimum "
             "(a nonnegative orthogonal frame attains it); no theorem for L > 2"
@@ -81,19 +87,19 @@ def expected_zero(cfg: Any, pred: Any) -> dict[str, tuple[str, ...]]:
     """Per layer, the metrics that are 0 at the predicted minimiser (empty if it is zero)."""
     if pred is None or not getattr(pred, "collapsed", True):
         return {}
-    if cfg.depth == 1:
-        if cfg.loss == "ce":
+    if cfg.model.depth == 1:
+        if cfg.model.loss == "ce":
             return {"H": ETF_KEYS}
-        if cfg.layernorm or cfg.bias == "none":
+        if cfg.model.layernorm or cfg.model.bias == "none":
             return {"H": OF_KEYS}
-        if cfg.bias == "free":
+        if cfg.model.bias == "free":
             return {"H": ETF_KEYS}
         return {"H": ("nc1", "nc2_etf", "nc3_of")}  # regularised bias: ETF plus a global mean
-    last = f"A{cfg.depth - 1}" if cfg.relu else f"Z{cfg.depth - 1}"
-    if cfg.relu:
-        return {last: OF_KEYS} if cfg.depth == 2 else {}
+    last = f"A{cfg.model.depth - 1}" if cfg.model.relu else f"Z{cfg.model.depth - 1}"
+    if cfg.model.relu:
+        return {last: OF_KEYS} if cfg.model.depth == 2 else {}
     out = {"H1": FEATURE_KEYS}
-    out.update({f"Z{i}": FEATURE_KEYS for i in range(1, cfg.depth - 1)})
+    out.update({f"Z{i}": FEATURE_KEYS for i in range(1, cfg.model.depth - 1)})
     out[last] = OF_KEYS
     return out
 
@@ -171,20 +177,20 @@ def theory_norms(cfg: Any, pred: Any) -> dict[str, float]:
     """The predicted values of the :func:`measured_norms` keys the theorem determines."""
     if pred is None:
         return {}
-    if cfg.depth == 1:
-        if cfg.layernorm:
+    if cfg.model.depth == 1:
+        if cfg.model.layernorm:
             return {"w_norm": pred.w_norm, "feature_norm": pred.feature_norm}
         out = {"w_norm": pred.w_norm, "h_norm": pred.h_norm}
-        if cfg.loss == "mse":
+        if cfg.model.loss == "mse":
             out.update(rho=pred.rho, rho_mean=pred.rho_mean)
-            if cfg.bias != "none":
+            if cfg.model.bias != "none":
                 out["b"] = pred.b
         return out
-    if cfg.depth == 2 and cfg.relu:
+    if cfg.model.depth == 2 and cfg.model.relu:
         return {"sigma_W2": pred.sigma_w2, "sigma_A1": pred.sigma_w1h1}
-    if cfg.relu:
+    if cfg.model.relu:
         return {}
-    if cfg.depth == 2:
+    if cfg.model.depth == 2:
         return {
             "sigma_W1": pred.sigma_w1,
             "sigma_W2": pred.sigma_w2,

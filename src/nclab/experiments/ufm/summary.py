@@ -67,7 +67,7 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
     measured, theory = _norms(cfg, model, probs)
     tn = theory[0]
     norm_gaps = {k: _worst([rel_gap(m.get(k), tn[k]) for m in measured]) for k in tn}
-    flat = (lambda m: m["H"]) if cfg.depth == 1 else (lambda m: m)
+    flat = (lambda m: m["H"]) if cfg.model.depth == 1 else (lambda m: m)
     return {
         "model": describe(cfg),
         "theorem": note,
@@ -93,14 +93,14 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
             }
             for b, p in enumerate(probs)
         ],
-        "steps": cfg.steps,
+        "steps": cfg.train.steps,
         "seeds": [p["seed"] for p in probs],
     }
 
 
 def criticality(cfg, pred) -> float:
     """Distance to the collapse threshold: 1 on it, < 1 collapsed (K√(nλ_Wλ_H) for L = 1)."""
-    if cfg.depth == 1:
+    if cfg.model.depth == 1:
         return pred.threshold
     return pred.threshold_value / pred.threshold
 
@@ -151,6 +151,6 @@ def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]
         "collapse_max": _worst([g["collapse_max"] for g in collapsed_off]),
         "points": len(lams),
         "seeds": sorted({g["seed"] for g in grid}),
-        "steps": cfg.steps,
+        "steps": cfg.train.steps,
         "grid": grid,
     }

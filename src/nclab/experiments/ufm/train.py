@@ -26,8 +26,8 @@ from .summary import phase_summary, single_summary
 def build(cfg: UFMConfig, probs: list[dict[str, Any]]) -> BatchedUFM:
     """The batched model of the problems ``probs`` (:func:`~.config.problems`)."""
     spec = UFMSpec(
-        K=cfg.K, n=cfg.n, d=cfg.d, depth=cfg.depth, relu=cfg.relu, loss=cfg.loss,
-        bias=cfg.bias, layernorm=cfg.layernorm,
+        K=cfg.model.K, n=cfg.model.n, d=cfg.model.d, depth=cfg.model.depth, relu=cfg.model.relu, loss=cfg.model.loss,
+        bias=cfg.model.bias, layernorm=cfg.model.layernorm,
     )  # fmt: skip
     return BatchedUFM(
         spec,
@@ -35,11 +35,11 @@ def build(cfg: UFMConfig, probs: list[dict[str, Any]]) -> BatchedUFM:
         lambda_w=[p["lambda_w"] for p in probs],
         lambda_w1=[p["lambda_w1"] for p in probs],
         lambda_h=[p["lambda_h"] for p in probs],
-        lambda_b=[p.get("lambda_b", cfg.lambda_b) for p in probs],
-        lr=cfg.lr,
-        momentum=cfg.momentum,
-        lr_h_scale=cfg.lr_h_scale,
-        init=cfg.init.to_dict(),
+        lambda_b=[p.get("lambda_b", cfg.model.lambda_b) for p in probs],
+        lr=cfg.train.lr,
+        momentum=cfg.train.momentum,
+        lr_h_scale=cfg.train.lr_h_scale,
+        init=cfg.model.init.to_dict(),
         dtype=getattr(torch, cfg.dtype),
         device=cfg.device,
     )
@@ -73,14 +73,14 @@ class Trainer:
     of every problem per step, with the schedule's factor."""
 
     def __init__(self, cfg: UFMConfig, probs: list[dict[str, Any]]):
-        self.cfg, self.steps = cfg, cfg.steps
+        self.cfg, self.steps = cfg, cfg.train.steps
         self.model = build(cfg, probs)
         self.theory_obj = [p["pred"].objective if p["pred"] is not None else None for p in probs]
         self.state = TrainState(model=self.model)
 
     def train_step(self, t: int) -> dict[str, Any]:
         c = self.cfg
-        factor = lr_factor(t, c.schedule, c.milestones, c.gamma, c.steps)
+        factor = lr_factor(t, c.train.schedule, c.train.milestones, c.train.gamma, c.train.steps)
         self.model.step(factor)
         return {"lr_factor": factor}
 
