@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,15 +108,26 @@ class Claim:
         return all(r.preset(mode) is not None for r in self.runs.values())
 
 
+#: the environment variable naming claim modules of your own (each defining ``CLAIMS``), separated
+#: by commas: they join the registry after nclab's (see docs/adding-an-experiment.md)
+ENV = "NCLAB_CLAIMS"
+
+
+def claim_modules() -> list[str]:
+    """nclab's claim modules, then those of ``NCLAB_CLAIMS``."""
+    extra = [m.strip() for m in os.environ.get(ENV, "").split(",") if m.strip()]
+    return [*CLAIM_MODULES, *extra]
+
+
 def all_claims() -> list[Claim]:
-    """Every registered claim (from the modules of :data:`CLAIM_MODULES` that exist)."""
+    """Every registered claim (from the modules of :func:`claim_modules` that exist)."""
     claims: list[Claim] = []
-    for mod in CLAIM_MODULES:
+    for mod in claim_modules():
         try:
             module = importlib.import_module(mod)
         except ModuleNotFoundError as exc:
             if exc.name == mod:
-                continue
+                raise ConfigError(f"claim module {mod!r} not found (check {ENV})") from None
             raise
         claims.extend(module.CLAIMS)
     ids = [c.id for c in claims]
