@@ -21,9 +21,9 @@ LAYERS: list[set[str]] = [
     {"errors", "_version"},
     {"config", "runs", "progress", "threads", "validation", "_kernels", "tables"},
     {"theory", "distributed"},
-    # one layer: ClassStats.compute() calls collapse_metrics, the metrics read ClassStats (types
-    # only, except metrics.embedding, which builds ClassStats of groups); no cycle between them
-    {"stats", "metrics"},
+    {"stats"},  # the statistics (ClassStatsBase); never the metrics
+    {"metrics"},  # pure functions of the statistics; they never build them
+    {"collapse"},  # nclab.ClassStats (= ClassStatsBase + compute()), statistics of grouped vectors
     {"probe", "measure", "data", "curvature"},
     {"__init__"},  # `import nclab`: ClassStats, collapse_metrics, CollapseProbe
     {"integrations"},  # Lightning, Hugging Face, torchmetrics (optional extras) over probe/stats

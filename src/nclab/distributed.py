@@ -1,6 +1,6 @@
 """Exact ``torch.distributed`` reductions of per-class moments (behind ``ClassStats.all_reduce*``).
 
-These functions take and return plain tensors and know nothing of :class:`~nclab.stats.ClassStats`,
+These functions take and return plain tensors and know nothing of :class:`~nclab.ClassStats`,
 which reads its fields into them and stores what they return: the dependency runs one way, from
 :mod:`nclab.stats` to here.
 

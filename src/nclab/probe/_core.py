@@ -10,9 +10,9 @@ import torch
 from torch import nn
 
 from .._kernels import classifier_sums, scratch_f64
+from ..collapse import ClassStats
 from ..errors import DataError
 from ..metrics import collapse_metrics
-from ..stats import ClassStats
 from . import _guards as guards
 from ._batches import BatchReader, Getter, to_device
 from ._cache import CACHE_BUDGET, FeatureCache, second_pass_mode

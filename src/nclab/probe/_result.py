@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import torch
 
+from ..collapse import ClassStats
 from ..errors import DataError
 from ..metrics import Metrics
-from ..stats import ClassStats
 from ._taps import BoundTap
 
 

@@ -9,9 +9,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ...collapse.latent import latent_collapse
 from ...data.grammar import make_grammar
 from ...data.sentences import generator
-from ...metrics.latent import latent_collapse
 from ...models.grammarnet import GrammarNet
 from ...runs import RunDir
 from ...train import TrainState
