@@ -43,7 +43,7 @@ class Config(pydantic.BaseModel):
     def to_toml(self) -> str:
         import tomli_w
 
-        return tomli_w.dumps(_drop_none(self.to_dict()))
+        return tomli_w.dumps(drop_none(self.to_dict()))
 
     @classmethod
     def from_dict(cls: type[C], data: Mapping[str, Any]) -> C:
@@ -59,11 +59,12 @@ class Config(pydantic.BaseModel):
         return validate(type(self), data)
 
 
-def _drop_none(obj: Any) -> Any:
+def drop_none(obj: Any) -> Any:
+    """``obj`` without the ``None`` values of its dicts, at every depth (TOML has no null)."""
     if isinstance(obj, dict):
-        return {k: _drop_none(v) for k, v in obj.items() if v is not None}
+        return {k: drop_none(v) for k, v in obj.items() if v is not None}
     if isinstance(obj, list):
-        return [_drop_none(v) for v in obj]
+        return [drop_none(v) for v in obj]
     return obj
 
 

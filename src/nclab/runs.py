@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ._version import __version__
+from .config import drop_none
 from .errors import RunError
 
 SUMMARY = "summary.json"
@@ -71,8 +73,6 @@ def versions() -> dict[str, str]:
     import numpy
     import torch
 
-    from ._version import __version__
-
     return {
         "nclab": __version__,
         "torch": torch.__version__,
@@ -107,11 +107,9 @@ class RunDir:
         """Write ``config.toml``: the resolved config plus ``[nclab]`` metadata (experiment, preset)."""
         import tomli_w
 
-        from .config import _drop_none
-
         data = cfg.to_dict() if hasattr(cfg, "to_dict") else dict(cfg)
-        body = tomli_w.dumps(_drop_none(to_jsonable(data)))
-        head = tomli_w.dumps({"nclab": _drop_none(to_jsonable(meta))}) if meta else ""
+        body = tomli_w.dumps(drop_none(to_jsonable(data)))
+        head = tomli_w.dumps({"nclab": drop_none(to_jsonable(meta))}) if meta else ""
         (self.path / CONFIG).write_text(body + ("\n" + head if head else ""))
 
     def read_config(self) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import RunError
 from ._app import JSON_OPT, app, console, emit_json
 
 BACKEND_OPT = typer.Option("local", "--backend", help="local (process pool) or ray.")
@@ -240,7 +241,6 @@ def report(
     json: bool = JSON_OPT,
 ) -> None:
     """Re-render the report of a finished reproduce (report.md/html) or sweep (sweep.csv, figures)."""
-    from ..errors import RunError
     from ..reproduce import judge as rep
     from ..reproduce import sweep as sw
 

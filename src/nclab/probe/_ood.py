@@ -15,6 +15,7 @@ import torch
 from ..collapse import ClassStats
 from ..errors import DataError
 from ..metrics.views import nc5
+from ..progress import track
 from . import _guards as guards
 
 
@@ -22,8 +23,6 @@ def ood_statistics(
     probe, loader: Iterable, device=None, max_batches: int | None = None, progress: bool = True
 ) -> dict[str, ClassStats]:
     """{layer: statistics (one class) of its features over the OOD ``loader``}."""
-    from ..progress import track
-
     out: dict[str, ClassStats] = {}
     probe._attach()
     try:
