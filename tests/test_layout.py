@@ -23,7 +23,7 @@ PKG = SRC / "nclab"
 #: or of a lower layer, never of a higher one
 LAYERS: list[set[str]] = [
     {"errors", "_version"},
-    {"config", "runs", "progress", "threads", "validation", "_kernels", "tables"},
+    {"config", "runs", "progress", "threads", "workers", "rng", "validation", "_kernels", "tables"},
     {"theory", "distributed"},
     {"stats"},  # the statistics (ClassStatsBase); never the metrics
     {"metrics"},  # pure functions of the statistics; they never build them

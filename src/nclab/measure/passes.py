@@ -24,7 +24,7 @@ from ..collapse import ClassStats
 from ..errors import ConfigError, NclabError
 from ..metrics.decision_views import DecisionViews
 from ..stats._second_pass import frame
-from ..threads import start_ray
+from ..workers import start_ray
 from .shards import Reader, Shard
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from ..threads import start_ray
+from ..workers import start_ray
 
 
 @dataclass(frozen=True)

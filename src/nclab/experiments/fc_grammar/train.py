@@ -11,8 +11,8 @@ import torch.nn.functional as F
 
 from ...collapse.latent import latent_collapse
 from ...data.grammar import make_grammar
-from ...data.sentences import generator
 from ...models.grammarnet import GrammarNet
+from ...rng import generator
 from ...runs import RunDir
 from ...train import TrainState
 from ..common.latent import brief, pca_figure

@@ -25,9 +25,10 @@ from typing import Any
 import torch
 
 from ...collapse.embedding import group_collapse
-from ...data.sentences import generator, make_dataset, make_task
+from ...data.sentences import make_dataset, make_task
 from ...errors import ConfigError
 from ...models.wordnet import WordNet, collapse_views, full_batch_objective, sgd_step
+from ...rng import generator
 from ...runs import RunDir
 from ...threads import torch_threads
 from ...train import TrainState, fit
