@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import pydantic
 
 from .errors import ConfigError
+from .runs import drop_none
 
 C = TypeVar("C", bound="Config")
 
@@ -57,15 +58,6 @@ class Config(pydantic.BaseModel):
         data = self.to_dict()
         data.update(changes)
         return validate(type(self), data)
-
-
-def drop_none(obj: Any) -> Any:
-    """``obj`` without the ``None`` values of its dicts, at every depth (TOML has no null)."""
-    if isinstance(obj, dict):
-        return {k: drop_none(v) for k, v in obj.items() if v is not None}
-    if isinstance(obj, list):
-        return [drop_none(v) for v in obj]
-    return obj
 
 
 def valid_keys(cls: type[pydantic.BaseModel], prefix: str = "") -> list[str]:

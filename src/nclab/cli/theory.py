@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from ..errors import TheoryError
+from ..runs import non_finite
 from ..theory import PREDICTIONS, get_prediction
 from ._app import app, console, emit_json
 from ._theory_help import help_text, option
@@ -162,6 +163,10 @@ def theory(
         raise TheoryError(as_options(str(exc), inspect.signature(fn).parameters)) from None
     out = {"name": name, "params": params, "prediction": pred.to_dict()}
     if json:
+        # JSON writes non-finite numbers as null; say which of them are infinite (a bound too
+        # large for a float) rather than undefined
+        if nonfinite := non_finite(out["prediction"]):
+            out["non_finite"] = nonfinite
         emit_json(out)
         return
     from ..tables import kv_table
