@@ -21,6 +21,19 @@ def plt():
     return pyplot
 
 
+def save_figure(fig, path: str | Path, suptitle: str = "") -> Path:
+    """Title, lay out and save ``fig`` as a PNG (110 dpi, folders made), then close it; returns the
+    path."""
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt().close(fig)
+    return path
+
+
 @dataclass
 class Panel:
     """One subplot: ``series`` maps a label to (x, y) or to (x, y, y_std) for a ±1 std band."""
@@ -100,14 +113,7 @@ def save_panels(
         _draw_panel(ax, p)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    if suptitle:
-        fig.suptitle(suptitle)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return save_figure(fig, path, suptitle)
 
 
 def curves_from_records(records: Sequence[Mapping], x_key: str, y_key: str) -> tuple[list, list]:
@@ -154,11 +160,4 @@ def heatmaps(path: str | Path, mats: Mapping[str, object], suptitle: str = "") -
         im = ax.imshow(np.asarray(m), cmap="viridis")
         ax.set_title(title, fontsize=9)
         fig.colorbar(im, ax=ax, fraction=0.046)
-    if suptitle:
-        fig.suptitle(suptitle)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return save_figure(fig, path, suptitle)
