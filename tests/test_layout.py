@@ -396,7 +396,7 @@ def test_sizes_or_reasons():
 
 
 @pytest.mark.parametrize(
-    "module", ["nclab.theory", "nclab.stats", "nclab.metrics", "nclab.curvature"]
+    "module", ["nclab.theory", "nclab.stats", "nclab.metrics", "nclab.collapse", "nclab.curvature"]
 )
 def test_core_never_imports_training_code(module):
     g = import_graph()
