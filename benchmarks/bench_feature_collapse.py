@@ -49,8 +49,8 @@ def plain_model(net):
 
 
 def bench_steps(data, steps: int, blocks: int) -> dict:
-    from nclab.data.sentences import generator
     from nclab.models.wordnet import WordNet, sgd_step
+    from nclab.rng import generator
 
     net = WordNet(1200, 15, 100, 1000, generator=generator(0, 3))
     emb, clf, opt = plain_model(net)

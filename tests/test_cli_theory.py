@@ -66,3 +66,18 @@ def test_sequence_or_scalar_parameter(capsys):
 def test_bad_parameters_exit_2(capsys, args, match):
     code, out, err = run(args, capsys)
     assert code == 2 and out == "" and match in err and err.count("\n") == 1
+
+
+def test_json_tells_an_infinite_bound_from_an_undefined_value(capsys):
+    """JSON writes every non-finite number as null (nclab.runs.to_jsonable); `non_finite` says
+    which of the prediction's nulls is +inf (a bound too large for a float)."""
+    args = "theory jacot-conditioning --K 10 --L1 3 --L2 2 --x-op 1e3 --N 100 --eps1 0.1"
+    code, out, _ = run([*args.split(), "--theta-sq", "5000", "--json"], capsys)
+    printed = json.loads(out)
+    assert code == 0 and printed["prediction"]["kappa_product_bound"] is None
+    assert printed["non_finite"]["kappa_product_bound"] == "inf"
+    assert set(printed["non_finite"].values()) == {"inf"}
+    assert printed["prediction"]["log_kappa_product_bound"] > 709
+    finite = "theory ufm-mse --K 4 --n 50 --d 20 --lambda-w 0.005 --lambda-h 0.005 --json"
+    code, out, _ = run(finite.split(), capsys)
+    assert code == 0 and "non_finite" not in json.loads(out)

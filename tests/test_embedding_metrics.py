@@ -1,18 +1,18 @@
-"""Feature-collapse measures on grouped weights (nclab.metrics.embedding)."""
+"""Feature-collapse measures on grouped weights (nclab.collapse.embedding)."""
 
 import math
 
 import pytest
 import torch
 
-from nclab.errors import DataError, DegenerateError
-from nclab.metrics.embedding import (
+from nclab.collapse.embedding import (
     collapse_verdict,
     feature_collapse_measures,
     group_collapse,
-    pca,
     spearman,
 )
+from nclab.errors import DataError, DegenerateError
+from nclab.report.figures import pca
 from nclab.theory.feature_collapse import equiangular_frame
 
 NC, SC, D = 3, 10, 8

@@ -1,12 +1,12 @@
-"""Collapse by a latent symbol (nclab.metrics.latent): exact constructions, streaming, errors."""
+"""Collapse by a latent symbol (nclab.collapse.latent): exact constructions, streaming, errors."""
 
 import math
 
 import pytest
 import torch
 
+from nclab.collapse.latent import LatentCollapse, latent_collapse, latent_verdict
 from nclab.errors import DataError, DegenerateError
-from nclab.metrics.latent import LatentCollapse, latent_collapse, latent_verdict
 from nclab.theory.feature_collapse import equiangular_frame
 
 G = torch.Generator().manual_seed(0)

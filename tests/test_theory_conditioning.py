@@ -96,7 +96,7 @@ def test_bounds_grow_with_the_norm_and_the_interpolation_error():
 def test_huge_bounds_are_inf_with_a_finite_log():
     p = jacot_conditioning(K=10, L1=3, L2=2, x_op=1e3, N=100, eps1=0.1, theta_sq=5000.0)
     assert p.kappa_product_bound == math.inf and math.isfinite(p.log_kappa_product_bound)
-    assert p.to_dict()["kappa_product_bound"] == "inf"
+    assert p.to_dict()["kappa_product_bound"] == math.inf  # JSON: null, named in non_finite
 
 
 # --------------------------------------------------------------------------------------------------

@@ -21,12 +21,12 @@ from ._version import __version__
 from .errors import ConfigError, DataError, DegenerateError, NclabError, TheoryError
 
 if TYPE_CHECKING:
+    from .collapse import ClassStats
     from .metrics import collapse_metrics
     from .probe import CollapseProbe
-    from .stats import ClassStats
 
 #: public name -> the module that defines it (imported on first access)
-_LAZY = {"ClassStats": ".stats", "collapse_metrics": ".metrics", "CollapseProbe": ".probe"}
+_LAZY = {"ClassStats": ".collapse", "collapse_metrics": ".metrics", "CollapseProbe": ".probe"}
 
 
 def __getattr__(name: str) -> Any:

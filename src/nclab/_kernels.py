@@ -1,4 +1,4 @@
-"""Kernels behind :class:`~nclab.stats.ClassStats`: one batch's statistics, Gram matrices, bases,
+"""Kernels behind :class:`~nclab.ClassStats`: one batch's statistics, Gram matrices, bases,
 class means and classifier sums, with the reusable float64 scratch buffers they share."""
 
 from __future__ import annotations

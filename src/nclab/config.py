@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import pydantic
 
 from .errors import ConfigError
+from .runs import drop_none
 
 C = TypeVar("C", bound="Config")
 
@@ -43,7 +44,7 @@ class Config(pydantic.BaseModel):
     def to_toml(self) -> str:
         import tomli_w
 
-        return tomli_w.dumps(_drop_none(self.to_dict()))
+        return tomli_w.dumps(drop_none(self.to_dict()))
 
     @classmethod
     def from_dict(cls: type[C], data: Mapping[str, Any]) -> C:
@@ -57,14 +58,6 @@ class Config(pydantic.BaseModel):
         data = self.to_dict()
         data.update(changes)
         return validate(type(self), data)
-
-
-def _drop_none(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _drop_none(v) for k, v in obj.items() if v is not None}
-    if isinstance(obj, list):
-        return [_drop_none(v) for v in obj]
-    return obj
 
 
 def valid_keys(cls: type[pydantic.BaseModel], prefix: str = "") -> list[str]:

@@ -1,6 +1,6 @@
 """Exact ``torch.distributed`` reductions of per-class moments (behind ``ClassStats.all_reduce*``).
 
-These functions take and return plain tensors and know nothing of :class:`~nclab.stats.ClassStats`,
+These functions take and return plain tensors and know nothing of :class:`~nclab.ClassStats`,
 which reads its fields into them and stores what they return: the dependency runs one way, from
 :mod:`nclab.stats` to here.
 
@@ -26,7 +26,16 @@ def is_initialized() -> bool:
 
 
 def sum_over_ranks(t: torch.Tensor, group=None) -> torch.Tensor:
-    """Sum ``t`` over all ranks, in place; returns it."""
+    """Sum ``t`` element-wise over the ranks of ``group`` (``None``: every rank of the default
+    group), in place, and return ``t``: afterwards every rank holds the same sum.
+
+    A collective ``all_reduce(SUM)``: every rank of the group calls it, in the same order, with a
+    tensor of the same shape and dtype on a device its backend reduces (CPU for gloo, CUDA for
+    nccl). The sum is taken in ``t``'s dtype (float64 or int64 for exact accumulations). It needs
+    a running process group and reduces whenever there is one, a group of one rank included (``t``
+    is then unchanged); without a process group ``torch.distributed`` raises, so callers that also
+    run in a single process write ``if is_initialized(): sum_over_ranks(t)``.
+    """
     import torch.distributed as dist
 
     dist.all_reduce(t, group=group)

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ._version import __version__
 from .errors import RunError
 
 SUMMARY = "summary.json"
@@ -39,27 +40,71 @@ ERROR = "error.txt"
 
 
 def to_jsonable(obj: Any) -> Any:
-    """Convert tensors, numpy values and dataclasses to plain JSON types (NaN/Inf become None)."""
+    """Convert tensors, numpy values and dataclasses to plain JSON types.
+
+    The one JSON encoding of non-finite numbers in nclab: NaN, +inf and -inf become ``None`` (JSON
+    null; JSON has no such numbers, and summaries, reports and claims read null as "no value").
+    :func:`non_finite` names the values written as null and what they were.
+
+    >>> to_jsonable({"a": float("inf"), "b": (1, 2.5), "c": float("nan")})
+    {'a': None, 'b': [1, 2.5], 'c': None}
+    """
+    return _encode(obj, None, None)
+
+
+def non_finite(obj: Any) -> dict[str, str]:
+    """{dotted path: ``"inf"``, ``"-inf"`` or ``"nan"``} for each non-finite number in ``obj``:
+    the values :func:`to_jsonable` writes as null, told apart (``nclab theory --json`` prints them,
+    so that an infinite bound is not mistaken for an undefined one).
+
+    >>> non_finite({"a": 1.0, "b": [2.0, float("inf")], "c": {"d": float("nan")}})
+    {'b.1': 'inf', 'c.d': 'nan'}
+    """
+    found: dict[str, str] = {}
+    _encode(obj, "", found)
+    return found
+
+
+def _encode(obj: Any, path: str | None, found: dict[str, str] | None) -> Any:
+    """:func:`to_jsonable`, noting the non-finite numbers in ``found`` (by ``path``) when given."""
     if hasattr(obj, "to_dict") and callable(obj.to_dict):
-        return to_jsonable(obj.to_dict())
+        return _encode(obj.to_dict(), path, found)
     if isinstance(obj, Mapping):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
+        return {str(k): _encode(v, _at(path, k, found), found) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [to_jsonable(v) for v in obj]
+        return [_encode(v, _at(path, i, found), found) for i, v in enumerate(obj)]
     if isinstance(obj, bool) or obj is None or isinstance(obj, str):
         return obj
     if isinstance(obj, int):
         return obj
     if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
+        if math.isfinite(obj):
+            return obj
+        if found is not None:
+            found[path] = "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+        return None
     if hasattr(obj, "tolist"):  # numpy / torch
-        return to_jsonable(obj.tolist())
+        return _encode(obj.tolist(), path, found)
     if isinstance(obj, Path):
         return str(obj)
     try:
-        return to_jsonable(float(obj))
+        return _encode(float(obj), path, found)
     except (TypeError, ValueError):
         return str(obj)
+
+
+def _at(path: str | None, key: Any, found: dict | None) -> str | None:
+    """The path of ``key`` under ``path`` (None when no path is kept)."""
+    return None if found is None else (f"{path}.{key}" if path else str(key))
+
+
+def drop_none(obj: Any) -> Any:
+    """``obj`` without the ``None`` values of its dicts, at every depth (TOML has no null)."""
+    if isinstance(obj, dict):
+        return {k: drop_none(v) for k, v in obj.items() if v is not None}
+    if isinstance(obj, list):
+        return [drop_none(v) for v in obj]
+    return obj
 
 
 def dumps(obj: Any, indent: int | None = None) -> str:
@@ -70,8 +115,6 @@ def versions() -> dict[str, str]:
     """Versions of the software a result depends on."""
     import numpy
     import torch
-
-    from ._version import __version__
 
     return {
         "nclab": __version__,
@@ -107,11 +150,9 @@ class RunDir:
         """Write ``config.toml``: the resolved config plus ``[nclab]`` metadata (experiment, preset)."""
         import tomli_w
 
-        from .config import _drop_none
-
         data = cfg.to_dict() if hasattr(cfg, "to_dict") else dict(cfg)
-        body = tomli_w.dumps(_drop_none(to_jsonable(data)))
-        head = tomli_w.dumps({"nclab": _drop_none(to_jsonable(meta))}) if meta else ""
+        body = tomli_w.dumps(drop_none(to_jsonable(data)))
+        head = tomli_w.dumps({"nclab": drop_none(to_jsonable(meta))}) if meta else ""
         (self.path / CONFIG).write_text(body + ("\n" + head if head else ""))
 
     def read_config(self) -> dict[str, Any]:

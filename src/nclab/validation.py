@@ -110,7 +110,7 @@ def check_labels(labels: torch.Tensor, n: int, num_classes: int | None) -> None:
 
 
 def check_batch(features: torch.Tensor, labels: torch.Tensor, dim: int, num_classes: int) -> None:
-    """A batch for :class:`~nclab.stats.ClassStats`: (N, ``dim``) features and their labels."""
+    """A batch for :class:`~nclab.ClassStats`: (N, ``dim``) features and their labels."""
     check_features(features, dim)
     check_labels(labels, features.shape[0], num_classes)
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import typer
 
+from ..runs import dumps, versions
+
 app = typer.Typer(
     name="nclab",
     help="Neural collapse lab: measure collapse, compute the theory's predictions, reproduce the papers.",
@@ -21,8 +23,6 @@ JSON_OPT = typer.Option(False, "--json", help="Print machine-readable JSON on st
 
 def emit_json(obj: Any) -> None:
     """Print one JSON document on stdout."""
-    from ..runs import dumps
-
     sys.stdout.write(dumps(obj, indent=2) + "\n")
     sys.stdout.flush()
 
@@ -36,8 +36,6 @@ def console(stderr: bool = False):
 @app.command()
 def version(json: bool = JSON_OPT) -> None:
     """Print the versions of nclab and of what it runs on."""
-    from ..runs import versions
-
     v = versions()
     if json:
         emit_json(v)

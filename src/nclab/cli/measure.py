@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import DataError
 from ._app import JSON_OPT, app, console, emit_json
 
 
@@ -72,8 +73,6 @@ def measure(
 
 def _measure(paths, stats, per_class: bool, sharding: dict, **common):
     """(result, what was measured): saved statistics, one file in memory, or shards."""
-    from ..errors import DataError
-
     if stats is not None:
         if paths:
             raise DataError("give either feature files or --stats FILE, not both")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import RunError
 from ._app import JSON_OPT, app, console, emit_json
 
 BACKEND_OPT = typer.Option("local", "--backend", help="local (process pool) or ray.")
@@ -241,7 +242,6 @@ def report(
 ) -> None:
     """Re-render the report of a finished run (its figures), reproduce (report.md/html) or sweep
     (sweep.csv, figures)."""
-    from ..errors import RunError
     from ..reproduce import judge as rep
     from ..reproduce import sweep as sw
 

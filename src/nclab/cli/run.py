@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import ConfigError
 from ._app import JSON_OPT, app, console, emit_json
 
 
@@ -66,7 +67,6 @@ def run_cmd(
     if list_:  # before importing the runner (and torch)
         _list_experiments(json)
         return
-    from ..errors import ConfigError
     from ..experiments import get_experiment, resume_run, run_experiment
 
     if resume is not None:

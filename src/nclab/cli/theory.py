@@ -10,6 +10,9 @@ from typing import Any
 
 import typer
 
+from ..errors import TheoryError
+from ..runs import non_finite
+from ..theory import PREDICTIONS, get_prediction
 from ._app import app, console, emit_json
 from ._theory_help import help_text, option
 
@@ -17,8 +20,6 @@ SEQUENCES = (list, tuple, collections.abc.Sequence)
 
 
 def _coerce(name: str, text: str | None, annotation: Any) -> Any:
-    from ..errors import TheoryError
-
     ann = annotation
     if isinstance(ann, str):
         ann = {"int": int, "float": float, "bool": bool, "str": str}.get(
@@ -77,8 +78,6 @@ def summary_line(fn) -> str:
 
 def parse_params(fn, args: list[str]) -> dict[str, Any]:
     """Parse ``--key value`` / ``--flag`` arguments against the function's signature."""
-    from ..errors import TheoryError
-
     sig = inspect.signature(fn)
     hints = typing.get_type_hints(fn)
     params = {p: sig.parameters[p] for p in sig.parameters}
@@ -147,9 +146,6 @@ def theory(
     ),
 ) -> None:
     """Print a closed-form prediction, e.g. nclab theory fc-thm1 --nc 3 --nw 1200 --L 15 --K 1000 --lam 1e-3"""
-    from ..errors import TheoryError
-    from ..theory import get_prediction
-
     if help_ and name is None:
         print(ctx.get_help())
         return
@@ -167,6 +163,10 @@ def theory(
         raise TheoryError(as_options(str(exc), inspect.signature(fn).parameters)) from None
     out = {"name": name, "params": params, "prediction": pred.to_dict()}
     if json:
+        # JSON writes non-finite numbers as null; say which of them are infinite (a bound too
+        # large for a float) rather than undefined
+        if nonfinite := non_finite(out["prediction"]):
+            out["non_finite"] = nonfinite
         emit_json(out)
         return
     from ..tables import kv_table
@@ -180,9 +180,6 @@ def theory(
 
 def _list(json: bool) -> None:
     """``nclab theory --list``: every prediction, its first sentence and its options."""
-    from ..errors import TheoryError
-    from ..theory import PREDICTIONS, get_prediction
-
     rows = {}
     for pname in PREDICTIONS:
         try:

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import ConfigError
-from .sentences import distinct_rows, generator
+from ..rng import generator
+from .sentences import distinct_rows
 
 __all__ = ["Grammar", "make_grammar"]
 

@@ -161,18 +161,9 @@ def load(
             standardize=standardize,
             test_samples_per_class=test_samples_per_class,
         )
-    if name in ("mnist", "fashion-mnist"):
-        fn = mnist if name == "mnist" else fashion_mnist
-        return fn(
-            data_dir,
-            seed=seed,
-            samples_per_class=samples_per_class,
-            test_samples_per_class=test_samples_per_class,
-            standardize=standardize,
-            flatten=flatten,
-        )
-    if name == "cifar10":
-        return cifar10(
+    from_files = {"mnist": mnist, "fashion-mnist": fashion_mnist, "cifar10": cifar10}
+    if name in from_files:
+        return from_files[name](
             data_dir,
             seed=seed,
             samples_per_class=samples_per_class,

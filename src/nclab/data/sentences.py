@@ -26,10 +26,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from ..errors import ConfigError
+from ..rng import generator
 
 __all__ = [
     "SentenceData",
@@ -43,12 +43,6 @@ __all__ = [
 
 #: stream ids of the per-seed random generators
 _LATENTS, _TRAIN, _TEST = 0, 1, 2
-
-
-def generator(seed: int, stream: int) -> torch.Generator:
-    """An independent torch generator for (seed, stream), via numpy's SeedSequence."""
-    state = np.random.SeedSequence([int(seed), int(stream)]).generate_state(2, dtype=np.uint32)
-    return torch.Generator().manual_seed(int(state[0]) << 31 | int(state[1] >> 1))
 
 
 def frequencies(

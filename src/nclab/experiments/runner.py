@@ -29,9 +29,9 @@ from typing import Any
 
 from ..config import Config
 from ..errors import ConfigError, RunError
-from ..parallel import run_tasks
 from ..runs import RunDir
 from ..threads import torch_threads
+from ..workers import run_tasks
 from .catalog import get_experiment
 from .protocol import Experiment, Unit, UnitResult
 

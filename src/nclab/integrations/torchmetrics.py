@@ -46,9 +46,9 @@ import torch
 from torch import nn
 
 from .._kernels import classifier_sums
+from ..collapse import ClassStats
 from ..errors import DataError
 from ..metrics import collapse_metrics
-from ..stats import ClassStats
 from ..validation import F64, check_batch
 from ._common import require
 

@@ -1,5 +1,5 @@
 """Measuring saved features (``nclab measure``): load a ``.npz`` / ``.pt`` file, validate its arrays
-(:func:`nclab.validation.check_labelled_features`), build :class:`~nclab.stats.ClassStats` and
+(:func:`nclab.validation.check_labelled_features`), build :class:`~nclab.ClassStats` and
 compute the collapse metrics; or stream a sharded dump (:func:`measure_paths`: :mod:`.shards`
 reads the shards, :mod:`.passes` runs the two passes in one process, a process pool or Ray).
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
+from ..collapse import ClassStats
 from ..errors import DataError
-from ..stats import ClassStats
 from ..validation import check_labelled_features
 from ._report import renumber, report
 from .sharded import measure_paths, measure_saved

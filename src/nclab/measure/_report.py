@@ -6,12 +6,12 @@ from typing import Any
 
 import torch
 
+from ..collapse import ClassStats
 from ..errors import DegenerateError
 from ..metrics import collapse_metrics, nc3_wh
 from ..metrics.uniformity import gnc2
 from ..metrics.variability import cdnv_per_class
 from ..metrics.views import classifier_global_mean, duality_cosines, mean_norms, unc3
-from ..stats import ClassStats
 
 
 def report(stats: ClassStats, weights, bias, global_mean: str = "class") -> dict[str, Any]:

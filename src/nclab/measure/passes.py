@@ -20,11 +20,11 @@ from typing import Any
 import torch
 
 from .._kernels import memory_budget, span_basis
+from ..collapse import ClassStats
 from ..errors import ConfigError, NclabError
 from ..metrics.decision_views import DecisionViews
-from ..stats import ClassStats
 from ..stats._second_pass import frame
-from ..threads import start_ray
+from ..workers import start_ray
 from .shards import Reader, Shard
 
 

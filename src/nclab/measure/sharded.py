@@ -15,8 +15,8 @@ from typing import Any
 import torch
 
 from .. import progress
+from ..collapse import ClassStats
 from ..errors import DataError
-from ..stats import ClassStats
 from ..validation import check_classifier
 from . import passes
 from ._report import kept_classes, per_class_views, report

@@ -38,7 +38,7 @@ from .views import classifier_global_mean, duality_cosines, mean_norms, nc5, unc
 from .weights import NegativityStats, balancedness, negativity
 
 if TYPE_CHECKING:
-    from ..stats import ClassStats
+    from ..stats import ClassStatsBase
 
 __all__ = [
     "CANONICAL_KEYS",
@@ -148,7 +148,9 @@ _NO_W = (
 )
 
 
-def _table(stats: ClassStats, weights, global_mean: GlobalMean) -> dict[str, Callable[[], float]]:
+def _table(
+    stats: ClassStatsBase, weights, global_mean: GlobalMean
+) -> dict[str, Callable[[], float]]:
     """key -> how to compute it; the keys of the classifier only when there is one."""
     table: dict[str, Callable[[], float]] = {
         "nc1": lambda: nc1(stats, global_mean),
@@ -177,7 +179,7 @@ def _table(stats: ClassStats, weights, global_mean: GlobalMean) -> dict[str, Cal
 
 
 def collapse_metrics(
-    stats: ClassStats,
+    stats: ClassStatsBase,
     weights: torch.Tensor | None = None,
     bias: torch.Tensor | None = None,
     global_mean: GlobalMean = "class",

@@ -13,12 +13,12 @@ from ..errors import DataError, DegenerateError
 from ..validation import F64
 
 if TYPE_CHECKING:
-    from ..stats import ClassStats
+    from ..stats import ClassStatsBase
 
 GlobalMean = Literal["class", "sample"]
 
 
-def global_mean(stats: ClassStats, mode: GlobalMean = "class") -> torch.Tensor:
+def global_mean(stats: ClassStatsBase, mode: GlobalMean = "class") -> torch.Tensor:
     """mu_G: the mean of the class means (``"class"``, default) or of the samples (``"sample"``)."""
     if mode == "class":
         return stats.means.mean(0)
@@ -28,13 +28,13 @@ def global_mean(stats: ClassStats, mode: GlobalMean = "class") -> torch.Tensor:
     raise DataError(f"global_mean must be 'class' or 'sample', got {mode!r}")
 
 
-def centred_means(stats: ClassStats, mode: GlobalMean = "class") -> torch.Tensor:
+def centred_means(stats: ClassStatsBase, mode: GlobalMean = "class") -> torch.Tensor:
     """M^T: the K x D matrix of rows mu_c - mu_G (checks that every class has samples)."""
     stats.check_nonempty()
     return stats.means - global_mean(stats, mode)
 
 
-def class_means(stats: ClassStats) -> torch.Tensor:
+def class_means(stats: ClassStatsBase) -> torch.Tensor:
     """H-bar^T: the K x D matrix of uncentred class means."""
     stats.check_nonempty()
     return stats.means
@@ -66,7 +66,7 @@ def of_target(k: int, device=None) -> torch.Tensor:
     return torch.eye(k, dtype=F64, device=device) / math.sqrt(k)
 
 
-def rank_rtol(stats: ClassStats, rows: int, cols: int) -> float:
+def rank_rtol(stats: ClassStatsBase, rows: int, cols: int) -> float:
     """Relative singular-value tolerance for the class-mean matrix: max(rows, cols) * eps_input.
 
     The statistics are float64, but they cannot be more precise than the features they came from,

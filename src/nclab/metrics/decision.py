@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 from ..errors import DegenerateError
 
 if TYPE_CHECKING:
-    from ..stats import ClassStats
+    from ..stats import ClassStatsBase
 
 
-def _decision(stats: ClassStats, key: str, needs_classifier: bool) -> float:
+def _decision(stats: ClassStatsBase, key: str, needs_classifier: bool) -> float:
     dec = stats.decision
     if dec.n == 0:
         raise DegenerateError(
@@ -33,7 +33,7 @@ def _decision(stats: ClassStats, key: str, needs_classifier: bool) -> float:
     return dec.metrics()[key]
 
 
-def nc3_cos(stats: ClassStats) -> float:
+def nc3_cos(stats: ClassStatsBase) -> float:
     r"""Mean cosine between each feature and its class's classifier row (Jacot et al., NC3).
 
     .. math:: \mathrm{NC3}_{\cos} = \frac1N \sum_i \cos(h_i, w_{y_i})
@@ -48,7 +48,7 @@ def nc3_cos(stats: ClassStats) -> float:
     return _decision(stats, "nc3_cos", True)
 
 
-def nc4(stats: ClassStats) -> float:
+def nc4(stats: ClassStatsBase) -> float:
     r"""Fraction of samples where the classifier and the nearest class centre disagree (Papyan NC4).
 
     .. math:: \mathrm{NC4} = \frac1N \#\{i: \arg\max_c (Wh_i+b)_c \ne \arg\min_c \|h_i-\mu_c\|\}
@@ -63,7 +63,7 @@ def nc4(stats: ClassStats) -> float:
     return _decision(stats, "nc4", True)
 
 
-def ncc_acc(stats: ClassStats) -> float:
+def ncc_acc(stats: ClassStatsBase) -> float:
     """Accuracy of the nearest-class-centre rule argmin_c ||h - mu_c|| (needs no classifier).
 
     >>> import torch
@@ -76,7 +76,7 @@ def ncc_acc(stats: ClassStats) -> float:
     return _decision(stats, "ncc_acc", False)
 
 
-def accuracy(stats: ClassStats) -> float:
+def accuracy(stats: ClassStatsBase) -> float:
     """Accuracy of the classifier argmax_c (W h + b)_c over the second pass.
 
     >>> import torch

@@ -19,7 +19,7 @@ from ..errors import DataError, DegenerateError
 from ..validation import F64, check_batch, check_classifier
 
 if TYPE_CHECKING:
-    from ..stats import ClassStats
+    from ..stats import ClassStatsBase
 
 
 class DecisionViews:
@@ -42,7 +42,7 @@ class DecisionViews:
 
     def __init__(
         self,
-        stats: ClassStats,
+        stats: ClassStatsBase,
         weights: torch.Tensor | None = None,
         bias: torch.Tensor | None = None,
         topk: tuple[int, ...] = (1, 5),

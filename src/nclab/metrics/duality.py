@@ -11,10 +11,10 @@ from . import large_k
 from ._common import GlobalMean, centred_means, class_means, etf_target, frob
 
 if TYPE_CHECKING:
-    from ..stats import ClassStats
+    from ..stats import ClassStatsBase
 
 
-def nc3(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "class") -> float:
+def nc3(stats: ClassStatsBase, weights: torch.Tensor, global_mean: GlobalMean = "class") -> float:
     r"""Self-duality of the classifier and the centred class means (Papyan et al. 2020).
 
     .. math:: \mathrm{NC3} = \left\| \frac{W}{\|W\|_F} - \frac{M^\top}{\|M\|_F} \right\|_F^2
@@ -32,7 +32,7 @@ def nc3(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "cla
     return float((diff * diff).sum())
 
 
-def nc3_of(stats: ClassStats, weights: torch.Tensor) -> float:
+def nc3_of(stats: ClassStatsBase, weights: torch.Tensor) -> float:
     r"""Alignment of the classifier with the uncentred class means (Tirer & Bruna, bias-free models).
 
     .. math:: \mathrm{NC3}^{OF} = \left\| \frac{W}{\|W\|_F} - \frac{\bar H^\top}{\|\bar H\|_F} \right\|_F
@@ -50,7 +50,9 @@ def nc3_of(stats: ClassStats, weights: torch.Tensor) -> float:
     )
 
 
-def nc3_wh(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "class") -> float:
+def nc3_wh(
+    stats: ClassStatsBase, weights: torch.Tensor, global_mean: GlobalMean = "class"
+) -> float:
     r"""Alignment through the product W M (Zhu et al. 2021 "W-H relation"; not a canonical key).
 
     .. math:: \left\| \frac{W M}{\|W M\|_F} - \frac{I - \frac1K 11^\top}{\sqrt{K-1}} \right\|_F

@@ -20,7 +20,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from ..stats import ClassStats
+    from ..stats import ClassStatsBase
 
 
 def etf_distance(a: torch.Tensor) -> float:
@@ -54,7 +54,7 @@ def of_distance(a: torch.Tensor) -> float:
     return frame_distance(a, of_target(a.shape[0], a.device), "A")
 
 
-def nc2_etf(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
+def nc2_etf(stats: ClassStatsBase, global_mean: GlobalMean = "class") -> float:
     """ETF(M^T): distance of the centred class means to a simplex ETF (Papyan; Tirer & Bruna NC2^ETF).
 
     >>> import torch
@@ -70,7 +70,7 @@ def nc2_etf(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
     return frame_distance(m, etf_target(stats.num_classes, m.device), "the centred class means")
 
 
-def nc2_of(stats: ClassStats) -> float:
+def nc2_of(stats: ClassStatsBase) -> float:
     """OF(H-bar^T): distance of the uncentred class means to an orthogonal frame (Tirer & Bruna NC2^OF).
 
     >>> import torch
@@ -105,7 +105,7 @@ def nc2_w_of(weights: torch.Tensor) -> float:
     return of_distance(weights)
 
 
-def nc2_kappa(stats: ClassStats) -> float:
+def nc2_kappa(stats: ClassStatsBase) -> float:
     r"""Condition number of the uncentred class-mean matrix, :math:`s_1(\bar H)/s_K(\bar H)`.
 
     Source: Jacot et al. (ICLR 2025), NC2. Needs D >= K and linearly independent means.
@@ -128,7 +128,7 @@ def nc2_kappa(stats: ClassStats) -> float:
     return float(s[0] / s[-1])
 
 
-def nc2_equinorm(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
+def nc2_equinorm(stats: ClassStatsBase, global_mean: GlobalMean = "class") -> float:
     """Coefficient of variation (population std / mean) of the norms ||mu_c - mu_G|| (Papyan).
 
     >>> import torch
@@ -144,7 +144,7 @@ def nc2_equinorm(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
     return float(n.std(correction=0) / mean)
 
 
-def nc2_equiangle(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
+def nc2_equiangle(stats: ClassStatsBase, global_mean: GlobalMean = "class") -> float:
     """Population std of cos(mu_c - mu_G, mu_c' - mu_G) over pairs c < c' (Papyan).
 
     >>> import torch

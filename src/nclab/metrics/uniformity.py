@@ -24,7 +24,7 @@ from . import large_k
 from ._common import GlobalMean, centred_means
 
 if TYPE_CHECKING:
-    from ..stats import ClassStats
+    from ..stats import ClassStatsBase
 
 KERNELS = ("log", "riesz", "gaussian", "dist")
 
@@ -51,7 +51,7 @@ def _kernel(name: str, s: float, t: float):
 
 
 def hyperspherical_uniformity(
-    stats: ClassStats,
+    stats: ClassStatsBase,
     kernel: str = "log",
     s: float = 1.0,
     t: float = 2.0,
@@ -84,7 +84,7 @@ def hyperspherical_uniformity(
     return mom.mean, mom.var
 
 
-def gnc2(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
+def gnc2(stats: ClassStatsBase, global_mean: GlobalMean = "class") -> float:
     r"""GNC2: the variance over pairs of :math:`-\log\|u_c-u_{c'}\|` (log kernel; see
     :func:`hyperspherical_uniformity`); ``rhubarbwu``'s ``kernel_stats(M, m_G, log_kernel)[1]``.
 

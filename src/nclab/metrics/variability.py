@@ -11,10 +11,12 @@ from . import large_k
 from ._common import F64, GlobalMean, centred_means, rank_rtol
 
 if TYPE_CHECKING:
-    from ..stats import ClassStats
+    from ..stats import ClassStatsBase
 
 
-def nc1(stats: ClassStats, global_mean: GlobalMean = "class", rtol: float | None = None) -> float:
+def nc1(
+    stats: ClassStatsBase, global_mean: GlobalMean = "class", rtol: float | None = None
+) -> float:
     r"""Within-class variability relative to the between-class one.
 
     .. math:: \mathrm{NC1} = \frac{1}{K}\,\mathrm{tr}\left(\Sigma_W \Sigma_B^{\dagger}\right)
@@ -54,7 +56,7 @@ def nc1(stats: ClassStats, global_mean: GlobalMean = "class", rtol: float | None
 
 
 def nc1_rank(
-    stats: ClassStats, global_mean: GlobalMean = "class", rtol: float | None = None
+    stats: ClassStatsBase, global_mean: GlobalMean = "class", rtol: float | None = None
 ) -> int:
     """Rank of the centred class means used by :func:`nc1` (K-1 for generic means).
 
@@ -72,7 +74,7 @@ def nc1_rank(
     return int((s > tol).sum())
 
 
-def nc1_trace(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
+def nc1_trace(stats: ClassStatsBase, global_mean: GlobalMean = "class") -> float:
     r"""Trace ratio of within- to between-class covariance.
 
     .. math:: \mathrm{NC1}_{tr} = \mathrm{tr}(\Sigma_W) / \mathrm{tr}(\Sigma_B)
@@ -95,7 +97,7 @@ def nc1_trace(stats: ClassStats, global_mean: GlobalMean = "class") -> float:
     return float(stats.within_trace) / stats.num_samples / tr_b
 
 
-def cdnv(stats: ClassStats, dist_exp: float = 1.0) -> float:
+def cdnv(stats: ClassStatsBase, dist_exp: float = 1.0) -> float:
     r"""Class-distance normalised variance, averaged over pairs of distinct classes.
 
     .. math:: \mathrm{CDNV} = \operatorname{mean}_{c\ne c'}
@@ -133,7 +135,7 @@ def cdnv(stats: ClassStats, dist_exp: float = 1.0) -> float:
     return float(ratio[off].mean())
 
 
-def cdnv_per_class(stats: ClassStats, dist_exp: float = 1.0) -> torch.Tensor:
+def cdnv_per_class(stats: ClassStatsBase, dist_exp: float = 1.0) -> torch.Tensor:
     r"""The CDNV of each class against all others: (K,) float64,
     :math:`\operatorname{mean}_{c'\ne c} (\sigma_c^2+\sigma_{c'}^2)/(2\|\mu_c-\mu_{c'}\|^{2p})`
     (its mean is :func:`cdnv`); computed in tiles.

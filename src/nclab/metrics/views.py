@@ -18,10 +18,10 @@ from ..validation import F64, check_matrix
 from ._common import GlobalMean, centred_means, global_mean
 
 if TYPE_CHECKING:
-    from ..stats import ClassStats
+    from ..stats import ClassStatsBase
 
 
-def mean_norms(stats: ClassStats, global_mean: GlobalMean = "class") -> torch.Tensor:
+def mean_norms(stats: ClassStatsBase, global_mean: GlobalMean = "class") -> torch.Tensor:
     r"""Per-class norms :math:`\|\mu_c - \mu_G\|` (K,) (their std/mean is ``nc2_equinorm``).
 
     >>> import torch
@@ -34,7 +34,7 @@ def mean_norms(stats: ClassStats, global_mean: GlobalMean = "class") -> torch.Te
 
 
 def duality_cosines(
-    stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "class"
+    stats: ClassStatsBase, weights: torch.Tensor, global_mean: GlobalMean = "class"
 ) -> torch.Tensor:
     r"""Per-class cosines :math:`\cos(w_c, \mu_c - \mu_G)` (K,) of the classifier rows and the
     centred class means (1 for every class at self-duality).
@@ -56,7 +56,7 @@ def duality_cosines(
     return (w * m).sum(1) / (nw * nm)
 
 
-def unc3(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "class") -> float:
+def unc3(stats: ClassStatsBase, weights: torch.Tensor, global_mean: GlobalMean = "class") -> float:
     r"""Uniform duality (UNC3): the population variance over classes of
     :math:`\cos(w_c, \mu_c - \mu_G)` (:func:`duality_cosines`); 0 when every class is equally
     aligned with its classifier row.
@@ -77,8 +77,8 @@ def unc3(stats: ClassStats, weights: torch.Tensor, global_mean: GlobalMean = "cl
 
 
 def nc5(
-    stats: ClassStats,
-    ood_mean: torch.Tensor | ClassStats,
+    stats: ClassStatsBase,
+    ood_mean: torch.Tensor | ClassStatsBase,
     centre: bool = False,
 ) -> float:
     r"""NC5, ID/OOD orthogonality (Ammar et al. 2024, NECO): the mean over the in-distribution
@@ -118,7 +118,7 @@ def nc5(
 
 
 def classifier_global_mean(
-    stats: ClassStats, weights: torch.Tensor, bias: torch.Tensor | None = None
+    stats: ClassStatsBase, weights: torch.Tensor, bias: torch.Tensor | None = None
 ) -> float:
     r""":math:`\|W\mu_G + b\|`, the logits of the global mean (the mean of the class means).
 

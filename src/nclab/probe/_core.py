@@ -10,9 +10,10 @@ import torch
 from torch import nn
 
 from .._kernels import classifier_sums, scratch_f64
+from ..collapse import ClassStats
 from ..errors import DataError
 from ..metrics import collapse_metrics
-from ..stats import ClassStats
+from ..progress import track
 from . import _guards as guards
 from ._batches import BatchReader, Getter, to_device
 from ._cache import CACHE_BUDGET, FeatureCache, second_pass_mode
@@ -329,8 +330,6 @@ class CollapseProbe:
         return nc5_per_layer(self, ood_loader, centre, **kwargs)
 
     def _first_pass(self, loader, device, mode, max_batches, progress, cache) -> None:
-        from ..progress import track
-
         # "subspace" needs the second pass; without it keep the full scatter ("none" stays none)
         first_scatter = self.scatter if (mode or self.scatter != "subspace") else "full"
         why = "full" if self.scatter == "full" else "one-pass"
@@ -363,8 +362,6 @@ class CollapseProbe:
                 tap.stats.set_classifier(w, b)
 
     def _second_pass(self, loader, device, max_batches, distributed, progress) -> None:
-        from ..progress import track
-
         check = guards.PassCheck(min(self.taps, key=lambda t: t.stats.dim).name)
         for i, batch in enumerate(track(loader, "probe: decisions", enabled=progress)):
             if max_batches is not None and i >= max_batches:

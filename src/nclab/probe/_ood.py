@@ -1,7 +1,7 @@
 """NC5 of a probed model: the features of an out-of-distribution loader against the ID class means.
 
 :func:`ood_statistics` streams an OOD loader through the probe's hooks (its labels are ignored: every
-sample counts as one class) and keeps one :class:`~nclab.stats.ClassStats` per layer, whose sample
+sample counts as one class) and keeps one :class:`~nclab.ClassStats` per layer, whose sample
 mean is the OOD global mean; :func:`nc5_per_layer` compares it with each layer's in-distribution
 class means (:func:`nclab.metrics.views.nc5`, Ammar et al. 2024).
 """
@@ -12,9 +12,10 @@ from collections.abc import Iterable
 
 import torch
 
+from ..collapse import ClassStats
 from ..errors import DataError
 from ..metrics.views import nc5
-from ..stats import ClassStats
+from ..progress import track
 from . import _guards as guards
 
 
@@ -22,8 +23,6 @@ def ood_statistics(
     probe, loader: Iterable, device=None, max_batches: int | None = None, progress: bool = True
 ) -> dict[str, ClassStats]:
     """{layer: statistics (one class) of its features over the OOD ``loader``}."""
-    from ..progress import track
-
     out: dict[str, ClassStats] = {}
     probe._attach()
     try:

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 import torch
 
+from ..collapse import ClassStats
 from ..errors import DataError
 from ..metrics import Metrics
-from ..stats import ClassStats
+from ..tables import metrics_table
 from ._taps import BoundTap
 
 
@@ -44,8 +45,6 @@ class ProbeResult:
         return pd.DataFrame.from_dict(self.to_dict(), orient="index")
 
     def __rich__(self):
-        from ..tables import metrics_table
-
         return metrics_table(self.to_dict(), title="collapse metrics by layer")
 
 

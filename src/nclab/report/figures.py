@@ -1,10 +1,15 @@
-"""Figures (matplotlib, imported only here, with the non-interactive Agg backend)."""
+"""Figures (matplotlib, imported only here, with the non-interactive Agg backend) and what prepares
+their data (:func:`curves_from_records`, :func:`pca`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import torch
+
+from ..validation import F64, check_2d
 
 
 def plt():
@@ -14,6 +19,19 @@ def plt():
     import matplotlib.pyplot as pyplot
 
     return pyplot
+
+
+def save_figure(fig, path: str | Path, suptitle: str = "") -> Path:
+    """Title, lay out and save ``fig`` as a PNG (110 dpi, folders made), then close it; returns the
+    path."""
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt().close(fig)
+    return path
 
 
 @dataclass
@@ -95,14 +113,7 @@ def save_panels(
         _draw_panel(ax, p)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    if suptitle:
-        fig.suptitle(suptitle)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return save_figure(fig, path, suptitle)
 
 
 def curves_from_records(records: Sequence[Mapping], x_key: str, y_key: str) -> tuple[list, list]:
@@ -120,6 +131,24 @@ def curves_from_records(records: Sequence[Mapping], x_key: str, y_key: str) -> t
     return xs, ys
 
 
+def pca(vectors: torch.Tensor, k: int = 3) -> tuple[torch.Tensor, list[float]]:
+    """Coordinates on the first ``k`` principal components and the singular values σ1..σk of the
+    centred data (sklearn's ``singular_values_``), float64.
+
+    >>> import torch
+    >>> x = torch.tensor([[1., 0.], [-1., 0.], [0., 0.5], [0., -0.5]])
+    >>> coords, s = pca(x, 2)
+    >>> [round(v, 6) for v in s]
+    [1.414214, 0.707107]
+    """
+    check_2d(vectors, "vectors", min_rows=2)
+    v = vectors.detach().to(F64)
+    c = v - v.mean(0)
+    uu, s, _ = torch.linalg.svd(c, full_matrices=False)
+    k = min(k, s.numel())
+    return uu[:, :k] * s[:k], s[:k].tolist()
+
+
 def heatmaps(path: str | Path, mats: Mapping[str, object], suptitle: str = "") -> Path:
     """Side-by-side heatmaps of square matrices (e.g. class-mean Gram matrices)."""
     import numpy as np
@@ -131,11 +160,4 @@ def heatmaps(path: str | Path, mats: Mapping[str, object], suptitle: str = "") -
         im = ax.imshow(np.asarray(m), cmap="viridis")
         ax.set_title(title, fontsize=9)
         fig.colorbar(im, ax=ax, fraction=0.046)
-    if suptitle:
-        fig.suptitle(suptitle)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return save_figure(fig, path, suptitle)

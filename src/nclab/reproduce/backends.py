@@ -25,10 +25,10 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..experiments import get_experiment, run_experiment
-from ..parallel import run_tasks
 from ..progress import bar
 from ..runs import RunDir
-from ..threads import start_ray, torch_threads
+from ..threads import torch_threads
+from ..workers import run_tasks, start_ray
 
 
 @dataclass(frozen=True)

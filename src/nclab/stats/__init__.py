@@ -1,10 +1,12 @@
 """Streaming per-class statistics of features, exact in float64.
 
-Modules: :mod:`._core` (the :class:`ClassStats` container, first pass, merge, distributed reduction,
-persistence), :mod:`._second_pass` (the decision pass and the projected scatter, one function per
-form of batch) and :mod:`._in_memory` (``ClassStats.from_features``).
+Modules: :mod:`._core` (the :class:`ClassStatsBase` container, first pass, merge, distributed
+reduction, persistence), :mod:`._second_pass` (the decision pass and the projected scatter, one
+function per form of batch) and :mod:`._in_memory` (``from_features``).
 
-:class:`ClassStats` is the state every collapse metric is computed from. It holds, in float64
+:class:`ClassStatsBase` is the state every collapse metric is computed from; the public
+:class:`nclab.ClassStats` (:mod:`nclab.collapse`) is the same class with ``compute()``, the metrics
+being a layer above: this package never imports :mod:`nclab.metrics`. It holds, in float64
 whatever the input dtype and on the device of the features:
 
 * ``counts`` (K,): samples per class,
@@ -25,7 +27,8 @@ whatever the input dtype and on the device of the features:
 
 * optionally ``class_scatter`` (K, D, D) with ``per_class_scatter=True``;
 * the classifier ``weights`` (K, D) and ``bias`` (K) it was measured with, when given (see
-  :meth:`ClassStats.set_classifier`): :meth:`ClassStats.compute` and ``collapse_metrics`` use them.
+  :meth:`ClassStatsBase.set_classifier`): ``collapse_metrics`` and ``ClassStats.compute()`` use
+  them.
 
 Batches are merged with Chan et al.'s pairwise update: a batch is centred on its own class means
 (themselves computed relative to the first sample of each class), then combined with a rank-one
@@ -39,15 +42,15 @@ in ``"subspace"`` mode, the projected scatter.
 >>> import torch
 >>> g = torch.Generator().manual_seed(0)
 >>> x = torch.randn(100, 5, generator=g); y = torch.arange(100) % 4
->>> s = ClassStats(4, 5, scatter="full")
+>>> s = ClassStatsBase(4, 5, scatter="full")
 >>> s.update(x[:50], y[:50]); s.update(x[50:], y[50:])
->>> t = ClassStats(4, 5, scatter="full"); t.update(x, y)
+>>> t = ClassStatsBase(4, 5, scatter="full"); t.update(x, y)
 >>> torch.allclose(s.scatter, t.scatter) and torch.allclose(s.means, t.means)
 True
 """
 
-from ._core import SCATTER_MODES, ClassStats, ScatterMode
+from ._core import SCATTER_MODES, ClassStatsBase, ScatterMode
 from ._in_memory import CANCEL
 from ._second_pass import DecisionStats
 
-__all__ = ["CANCEL", "SCATTER_MODES", "ClassStats", "DecisionStats", "ScatterMode"]
+__all__ = ["CANCEL", "SCATTER_MODES", "ClassStatsBase", "DecisionStats", "ScatterMode"]

@@ -1,4 +1,4 @@
-"""The classifier (W, b) a :class:`~nclab.stats.ClassStats` was measured with.
+"""The classifier (W, b) a :class:`~nclab.ClassStats` was measured with.
 
 The statistics record W (K x D) and b (K) when they are first given — to the constructor,
 ``from_features``, ``decision_pass`` or ``set_classifier`` — as float64 copies on the statistics'
@@ -17,7 +17,7 @@ from ..errors import DataError
 from ..validation import check_classifier
 
 if TYPE_CHECKING:
-    from ._core import ClassStats
+    from ._core import ClassStatsBase
 
 
 def _same(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
@@ -26,7 +26,9 @@ def _same(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
     return a.shape == b.shape and torch.equal(a, b.to(a.device))
 
 
-def _differs(stats: ClassStats, w: torch.Tensor, b: torch.Tensor | None, where: str) -> DataError:
+def _differs(
+    stats: ClassStatsBase, w: torch.Tensor, b: torch.Tensor | None, where: str
+) -> DataError:
     what = "weights" if not _same(stats.weights, w) else "bias"
     if what == "bias" and (stats.bias is None) != (b is None):
         detail = "with a bias" if stats.bias is not None else "without a bias"
@@ -43,7 +45,7 @@ def _differs(stats: ClassStats, w: torch.Tensor, b: torch.Tensor | None, where: 
     )
 
 
-def _validated(stats: ClassStats, weights, bias, cosines: bool):
+def _validated(stats: ClassStatsBase, weights, bias, cosines: bool):
     """Float64 copies of (W, b) on the statistics' device; ``cosines``: also refuse a zero row
     (the second pass takes cosines with every row)."""
     dev = stats.device or torch.device("cpu")
@@ -51,7 +53,7 @@ def _validated(stats: ClassStats, weights, bias, cosines: bool):
 
 
 def record(
-    stats: ClassStats, weights, bias, where: str = "set_classifier", cosines: bool = False
+    stats: ClassStatsBase, weights, bias, where: str = "set_classifier", cosines: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Validate (W, b), record them on ``stats`` if it has none, else check they are the same;
     returns the recorded float64 pair. ``where`` names the caller in the error."""
@@ -64,7 +66,7 @@ def record(
 
 
 def resolve(
-    stats: ClassStats, weights, bias, where: str = "collapse_metrics"
+    stats: ClassStatsBase, weights, bias, where: str = "collapse_metrics"
 ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     """The classifier to measure with: the recorded one, or the given one when none is recorded
     (not recorded by this call). Given and recorded must be the same."""
@@ -82,11 +84,11 @@ def resolve(
     return stats.weights, stats.bias
 
 
-def _as_f64(t: torch.Tensor, stats: ClassStats) -> torch.Tensor:
+def _as_f64(t: torch.Tensor, stats: ClassStatsBase) -> torch.Tensor:
     return t.detach().to(stats.device or torch.device("cpu"), torch.float64)
 
 
-def merge(stats: ClassStats, other: ClassStats) -> None:
+def merge(stats: ClassStatsBase, other: ClassStatsBase) -> None:
     """Merging statistics keeps one classifier: the one either side recorded (both: the same)."""
     if other.weights is None:
         return

@@ -1,5 +1,7 @@
-"""The :class:`ClassStats` container: its state, the first pass (``update``, ``merge``), the views
-the metrics read (``centred_svd``, ``projected_scatter``), distributed reduction and persistence.
+"""The :class:`ClassStatsBase` container: its state, the first pass (``update``, ``merge``), the
+views the metrics read (``centred_svd``, ``projected_scatter``), distributed reduction and
+persistence. The public :class:`nclab.ClassStats` (:mod:`nclab.collapse`) is this class with
+``compute()``, which needs the metrics: ``stats`` never imports :mod:`nclab.metrics`.
 
 The second pass lives in :mod:`._second_pass`, ``from_features`` in :mod:`._in_memory`, the file
 format in :mod:`._persist`; the docstring of :mod:`nclab.stats` describes the statistics.
@@ -8,7 +10,7 @@ format in :mod:`._persist`; the docstring of :mod:`nclab.stats` describes the st
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Self
 
 import torch
 
@@ -18,27 +20,16 @@ from ..validation import F64, check_batch, input_eps
 from . import _classifier, _in_memory, _persist, _ranks
 from . import _second_pass as second
 
-if TYPE_CHECKING:
-    from ..metrics import Metrics
-
 ScatterMode = Literal["full", "subspace", "none"]
 SCATTER_MODES = ("full", "subspace", "none")
 
 
-class ClassStats:
-    """Per-class counts, means and within-class scatter, streamed in float64.
+class ClassStatsBase:
+    """Per-class counts, means and within-class scatter, streamed in float64: everything of
+    :class:`nclab.ClassStats` but ``compute()`` (the metrics are a layer above the statistics).
 
-    Args:
-        num_classes: K.
-        dim: feature dimension D.
-        device: where the statistics live; ``None`` adopts the device of the first batch.
-        scatter: ``"subspace"`` (default, everywhere: the scatter projected on the class means,
-            filled by the second pass, O(N D K)), ``"full"`` (D x D, one pass, O(N D^2): for data
-            read only once) or ``"none"``; see the module docstring.
-        per_class_scatter: also keep the K x D x D per-class scatter matrices (``"full"`` only).
-        weights, bias: the classifier (K x D, K) the statistics are measured with, recorded (see
-            :meth:`set_classifier`); also recorded when given to ``from_features`` or
-            ``decision_pass``.
+    Constructors (``from_features``, ``load``, ``drop_empty``) build the class they are called on,
+    so that ``nclab.ClassStats.from_features(...)`` is a ``nclab.ClassStats``.
     """
 
     def __init__(
@@ -51,6 +42,21 @@ class ClassStats:
         weights: torch.Tensor | None = None,
         bias: torch.Tensor | None = None,
     ):
+        """Empty statistics of ``num_classes`` classes of ``dim``-dimensional features.
+
+        Args:
+            num_classes: K.
+            dim: feature dimension D.
+            device: where the statistics live; ``None`` adopts the device of the first batch.
+            scatter: ``"subspace"`` (default, everywhere: the scatter projected on the class
+                means, filled by the second pass, O(N D K)), ``"full"`` (D x D, one pass,
+                O(N D^2): for data read only once) or ``"none"``; see :mod:`nclab.stats`.
+            per_class_scatter: also keep the K x D x D per-class scatter matrices (``"full"``
+                only).
+            weights, bias: the classifier (K x D, K) the statistics are measured with, recorded
+                (see :meth:`set_classifier`); also recorded when given to ``from_features`` or
+                ``decision_pass``.
+        """
         if not isinstance(num_classes, int) or num_classes < 1:
             raise DataError(f"num_classes must be a positive integer, got {num_classes!r}")
         if not isinstance(dim, int) or dim < 1:
@@ -170,13 +176,13 @@ class ClassStats:
         self.counts = self.counts + nb
         self._clear_second_pass()
 
-    def merge(self, other: ClassStats) -> ClassStats:
+    def merge(self, other: ClassStatsBase) -> Self:
         """Merge another ``ClassStats`` of the same shape into this one (in place); returns self.
 
         The second pass is cleared (it depends on the final means) and must be redone. A classifier
         recorded on either side is kept; recorded on both, it must be the same (else DataError).
         """
-        if not isinstance(other, ClassStats):
+        if not isinstance(other, ClassStatsBase):
             raise DataError(f"can only merge ClassStats, got {type(other).__name__}")
         if (other.num_classes, other.dim) != (self.num_classes, self.dim):
             raise DataError(
@@ -241,7 +247,7 @@ class ClassStats:
     def set_classifier(self, weights: torch.Tensor, bias: torch.Tensor | None = None) -> None:
         """Record the classifier (W: K x D, b: K) these statistics are measured with.
 
-        Kept as float64 copies and used by :meth:`compute` / ``collapse_metrics`` and the second
+        Kept as float64 copies and used by ``compute()`` / ``collapse_metrics`` and the second
         pass, so W is given once. Setting the same pair again is a no-op; a different one raises
         :class:`~nclab.errors.DataError` (one ClassStats, one classifier).
         """
@@ -251,22 +257,6 @@ class ClassStats:
         """(W, b) to measure with: the recorded pair, else the given one (not recorded); given and
         recorded must be equal (else :class:`~nclab.errors.DataError`)."""
         return _classifier.resolve(self, weights, bias)
-
-    def compute(self, **kwargs) -> Metrics:
-        """The collapse metrics of these statistics: ``collapse_metrics(self, **kwargs)``.
-
-        Uses the recorded classifier; keys that need one (or the second pass) and cannot be
-        computed are in ``result.skipped`` with the reason.
-
-        >>> import torch
-        >>> x = torch.randn(90, 6); y = torch.arange(90) % 3
-        >>> m = ClassStats.from_features(x, y, weights=torch.randn(3, 6)).compute()
-        >>> "nc3" in m and "nc4" in m, m.skipped
-        (True, {})
-        """
-        from ..metrics import collapse_metrics
-
-        return collapse_metrics(self, **kwargs)
 
     def centred_svd(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """(mu_G, M, U, s): the mean of the class means, the K x D centred means M = mu - mu_G and
@@ -311,7 +301,7 @@ class ClassStats:
         scatter: ScatterMode = "subspace",
         decisions: bool = True,
         chunk_rows: int | None = None,
-    ) -> ClassStats:
+    ) -> Self:
         """Statistics of a feature matrix already in memory, reading it twice, in chunks.
 
         Pass 1 computes the counts and means; pass 2 the per-class sums of squares of the
@@ -322,6 +312,7 @@ class ClassStats:
         scatter does not need it (``"full"``/``"none"``).
 
         >>> import torch
+        >>> from nclab import ClassStats
         >>> x = torch.randn(300, 16); y = torch.arange(300) % 3
         >>> a = ClassStats.from_features(x, y)
         >>> b = ClassStats(3, 16, scatter="full"); b.update(x, y)  # one pass
@@ -334,7 +325,7 @@ class ClassStats:
         )
 
     # --- distributed -----------------------------------------------------------------------------
-    def all_reduce(self, group=None) -> ClassStats:
+    def all_reduce(self, group=None) -> Self:
         """Merge the first-pass statistics of every ``torch.distributed`` rank, in place.
 
         Exact: ranks agree on the global counts and means, then each rank moves its sums of squares
@@ -344,7 +335,7 @@ class ClassStats:
         """
         return _ranks.all_reduce(self, group)
 
-    def all_reduce_second_pass(self, group=None) -> ClassStats:
+    def all_reduce_second_pass(self, group=None) -> Self:
         """Sum the second-pass accumulators (decisions, projected scatter) over ranks.
 
         Every rank must have run :meth:`all_reduce` before its second pass, so that all ranks used
@@ -364,11 +355,11 @@ class ClassStats:
         torch.save(self.state_dict(), Path(path))
 
     @classmethod
-    def load(cls, path: str | Path, device: torch.device | str | None = None) -> ClassStats:
+    def load(cls, path: str | Path, device: torch.device | str | None = None) -> Self:
         """The statistics saved by :meth:`save`, on ``device`` (default CPU)."""
         return _persist.load(cls, path, device)
 
-    def to(self, device: torch.device | str) -> ClassStats:
+    def to(self, device: torch.device | str) -> Self:
         """Move the statistics to another device (in place); returns self."""
         dev = torch.device(device)
         for k in self._TENSORS:
@@ -379,7 +370,7 @@ class ClassStats:
         self._frame = None
         return self
 
-    def drop_empty(self) -> tuple[ClassStats, list[int]]:
+    def drop_empty(self) -> tuple[Self, list[int]]:
         """Statistics restricted to the classes that have samples, and the dropped class indices.
 
         The remaining classes are renumbered in order (and the rows of a recorded classifier with
@@ -390,6 +381,6 @@ class ClassStats:
 
     def __repr__(self) -> str:
         return (
-            f"ClassStats(num_classes={self.num_classes}, dim={self.dim}, "
+            f"{type(self).__name__}(num_classes={self.num_classes}, dim={self.dim}, "
             f"samples={self.num_samples}, scatter={self.scatter_mode!r}, device={self.device})"
         )

@@ -30,13 +30,13 @@ from . import _classifier
 from . import _second_pass as second
 
 if TYPE_CHECKING:
-    from ._core import ClassStats, ScatterMode
+    from ._core import ClassStatsBase, ScatterMode
 
 CANCEL = 64.0  # from_features: most bits its Pythagoras shortcut may lose (log2 64 = 6)
 
 
 def from_features(
-    cls: type[ClassStats],
+    cls: type[ClassStatsBase],
     features: torch.Tensor,
     labels: torch.Tensor,
     num_classes: int | None,
@@ -45,7 +45,7 @@ def from_features(
     scatter: ScatterMode,
     decisions: bool,
     chunk_rows: int | None,
-) -> ClassStats:
+) -> ClassStatsBase:
     """See :meth:`ClassStats.from_features`."""
     check_features(features)
     n, d = features.shape
@@ -75,7 +75,9 @@ def from_features(
     return stats
 
 
-def _second_read(stats: ClassStats, features, y, w, b, decisions: bool, rows: int) -> torch.Tensor:
+def _second_read(
+    stats: ClassStatsBase, features, y, w, b, decisions: bool, rows: int
+) -> torch.Tensor:
     """Pass 2 over ``features`` in ``rows``-row chunks: returns the per-class sums of squares and
     fills the scatter and the second pass of ``stats``."""
     fast = stats.scatter_mode == "subspace"
@@ -94,7 +96,7 @@ def _second_read(stats: ClassStats, features, y, w, b, decisions: bool, rows: in
     return ss
 
 
-def _pythagoras_chunk(stats: ClassStats, x, y, r, ss, w, b, decisions: bool) -> bool:
+def _pythagoras_chunk(stats: ClassStatsBase, x, y, r, ss, w, b, decisions: bool) -> bool:
     """Sums of squares and second pass of one chunk by Pythagoras in span(Q), from ``r``, a float64
     copy of ``x`` (overwritten). False, with nothing added, when that would cancel too many bits."""
     q, g, _, mq = second.frame(stats)
@@ -110,7 +112,7 @@ def _pythagoras_chunk(stats: ClassStats, x, y, r, ss, w, b, decisions: bool) -> 
     return True
 
 
-def _explicit_chunk(stats: ClassStats, x, y, r, ss, w, b, decisions: bool) -> None:
+def _explicit_chunk(stats: ClassStatsBase, x, y, r, ss, w, b, decisions: bool) -> None:
     """Sums of squares, scatter and second pass of one chunk from the deviations x - mu_y, formed in
     ``r``, a float64 copy of ``x``."""
     gathered = workspace.get("gather", len(y), x.shape[1], x.device)

@@ -1,4 +1,4 @@
-"""Saving and loading :class:`~nclab.stats.ClassStats` (``state_dict``, ``save``, ``load``) and its
+"""Saving and loading :class:`~nclab.ClassStats` (``state_dict``, ``save``, ``load``) and its
 restriction to the non-empty classes (``drop_empty``)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from ..errors import DataError, DegenerateError
 from ._second_pass import DecisionStats
 
 if TYPE_CHECKING:
-    from ._core import ClassStats
+    from ._core import ClassStatsBase
 
 #: the tensor fields of a ClassStats (None when absent), saved as they are
 TENSORS = (
@@ -28,7 +28,7 @@ TENSORS = (
 )
 
 
-def state_dict(stats: ClassStats) -> dict:
+def state_dict(stats: ClassStatsBase) -> dict:
     """{"meta": sizes, options, eps and decision sums; "tensors": :data:`TENSORS`, on CPU}."""
     dec = stats.decision
     meta = {
@@ -50,8 +50,8 @@ def state_dict(stats: ClassStats) -> dict:
 
 
 def load(
-    cls: type[ClassStats], path: str | Path, device: torch.device | str | None = None
-) -> ClassStats:
+    cls: type[ClassStatsBase], path: str | Path, device: torch.device | str | None = None
+) -> ClassStatsBase:
     """A ``cls`` restored exactly from a file written by ``ClassStats.save``."""
     path = Path(path)
     if not path.is_file():
@@ -75,7 +75,7 @@ def load(
     return stats
 
 
-def drop_empty(stats: ClassStats) -> tuple[ClassStats, list[int]]:
+def drop_empty(stats: ClassStatsBase) -> tuple[ClassStatsBase, list[int]]:
     """See :meth:`ClassStats.drop_empty`."""
     keep = stats.nonempty()
     dropped = (~keep).nonzero().flatten().tolist()

@@ -12,10 +12,10 @@ from ..errors import DataError
 from ..validation import F64
 
 if TYPE_CHECKING:
-    from ._core import ClassStats
+    from ._core import ClassStatsBase
 
 
-def all_reduce(stats: ClassStats, group=None) -> ClassStats:
+def all_reduce(stats: ClassStatsBase, group=None) -> ClassStatsBase:
     """See :meth:`ClassStats.all_reduce`."""
     if not distributed.is_initialized():
         return stats
@@ -33,7 +33,7 @@ def all_reduce(stats: ClassStats, group=None) -> ClassStats:
     return stats
 
 
-def all_reduce_second_pass(stats: ClassStats, group=None) -> ClassStats:
+def all_reduce_second_pass(stats: ClassStatsBase, group=None) -> ClassStatsBase:
     """See :meth:`ClassStats.all_reduce_second_pass`."""
     if not distributed.is_initialized():
         return stats

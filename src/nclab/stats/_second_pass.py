@@ -1,4 +1,4 @@
-"""The second pass of :class:`~nclab.stats.ClassStats`: what needs each sample *and* the final means.
+"""The second pass of :class:`~nclab.ClassStats`: what needs each sample *and* the final means.
 
 It accumulates the nearest-class-centre decisions (``ncc_acc``), with a classifier ``nc3_cos``,
 ``nc4`` and ``acc`` (:class:`DecisionStats`), and in ``scatter="subspace"`` mode the within-class
@@ -28,7 +28,7 @@ from .._kernels import classifier_sums, nearest_centre, scratch_f64, span_basis
 from ..validation import F64, check_finite
 
 if TYPE_CHECKING:
-    from ._core import ClassStats
+    from ._core import ClassStatsBase
 
 
 @dataclass
@@ -72,7 +72,7 @@ class DecisionStats:
         return out
 
 
-def frame(stats: ClassStats) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+def frame(stats: ClassStatsBase) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(Q, mu_G, mu - mu_G, (mu - mu_G) Q), fixed for the whole second pass (cached on ``stats``)."""
     if stats.basis is None or stats._frame is None:
         g, mc, u, sv = stats.centred_svd()
@@ -83,7 +83,7 @@ def frame(stats: ClassStats) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, 
 
 
 # --- one function per form of the batch ---------------------------------------------------------
-def from_batch(stats: ClassStats, x, y, w, b) -> None:
+def from_batch(stats: ClassStatsBase, x, y, w, b) -> None:
     """Raw features ``x`` (any float dtype, trusted shape; every product is float64: subtracting a
     float64 vector promotes the chunk), with the classifier ``w``, ``b`` (float64) or None."""
     q, g, _, _ = frame(stats)
@@ -94,7 +94,7 @@ def from_batch(stats: ClassStats, x, y, w, b) -> None:
     _record(stats, x, y, w, b, p, None, clf)
 
 
-def from_residuals(stats: ClassStats, x, y, w, b, resid, decisions: bool = True) -> None:
+def from_residuals(stats: ClassStatsBase, x, y, w, b, resid, decisions: bool = True) -> None:
     """The deviations ``resid`` = x - mu_y of features ``x`` checked for NaN/Inf:
     (x - mu_G) Q = r Q + ((mu - mu_G) Q)[y]. ``decisions=False``: only the projected scatter."""
     q, _, _, mq = frame(stats)
@@ -103,14 +103,14 @@ def from_residuals(stats: ClassStats, x, y, w, b, resid, decisions: bool = True)
     _record(stats, x, y, w, b, p, pdev, None, decisions)
 
 
-def from_projection(stats: ClassStats, x, y, w, b, p, pdev, decisions: bool = True) -> None:
+def from_projection(stats: ClassStatsBase, x, y, w, b, p, pdev, decisions: bool = True) -> None:
     """P = (x - mu_G) Q and ``pdev`` = P - ((mu - mu_G) Q)[y], formed by the caller from features
     ``x`` checked for NaN/Inf."""
     _record(stats, x, y, w, b, p, pdev, None, decisions)
 
 
 # --- shared accumulation ------------------------------------------------------------------------
-def _record(stats: ClassStats, x, y, w, b, p, pdev, clf, decisions: bool = True) -> None:
+def _record(stats: ClassStatsBase, x, y, w, b, p, pdev, clf, decisions: bool = True) -> None:
     """Add the decisions (from P) and the projected scatter (from ``pdev``, formed from P when
     None) of one batch."""
     _, _, mc, mq = frame(stats)
@@ -120,7 +120,7 @@ def _record(stats: ClassStats, x, y, w, b, p, pdev, clf, decisions: bool = True)
         _add_projected_scatter(stats, pdev if pdev is not None else p - mq[y], x.device)
 
 
-def _decide(stats: ClassStats, x, y, w, b, p, mc, mq, clf) -> None:
+def _decide(stats: ClassStatsBase, x, y, w, b, p, mc, mq, clf) -> None:
     """Nearest-class-centre decisions from P, and the classifier's (``clf`` = classifier_sums of the
     float64 features, computed here when None)."""
     dec = stats.decision
@@ -136,7 +136,7 @@ def _decide(stats: ClassStats, x, y, w, b, p, mc, mq, clf) -> None:
     dec.clf_correct += correct
 
 
-def _add_projected_scatter(stats: ClassStats, pdev: torch.Tensor, device) -> None:
+def _add_projected_scatter(stats: ClassStatsBase, pdev: torch.Tensor, device) -> None:
     """basis_scatter += pdev^T pdev (Q^T S_W Q, one batch of projected deviations)."""
     if stats.basis_scatter is None:
         r = stats.basis.shape[1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from ..errors import TheoryError
 from .base import Prediction
 
 #: CLI name -> "module:function" (module relative to nclab.theory)
@@ -35,8 +36,6 @@ PREDICTIONS: dict[str, str] = {
 
 def get_prediction(name: str) -> Callable[..., Prediction]:
     """The function behind a prediction name (``"ufm-mse"`` -> :func:`nclab.theory.ufm.ufm_mse`)."""
-    from ..errors import TheoryError
-
     if name not in PREDICTIONS:
         raise TheoryError(f"unknown prediction {name!r}; predictions: {', '.join(PREDICTIONS)}")
     mod, _, fn = PREDICTIONS[name].partition(":")

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 
 def _plain(v: Any) -> Any:
+    """Python containers for arrays and tuples; numbers as they are, a float ``inf`` included (JSON
+    is written by one function, :func:`nclab.runs.to_jsonable`: non-finite numbers as null)."""
     if isinstance(v, dict):
         return {str(k): _plain(x) for k, x in v.items()}
     if isinstance(v, list | tuple):
         return [_plain(x) for x in v]
     if hasattr(v, "tolist"):
         return _plain(v.tolist())
-    if isinstance(v, float) and not math.isfinite(v):
-        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
     return v
 
 
@@ -29,4 +28,5 @@ class Prediction:
     """
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as plain Python values (arrays as lists; ``inf`` stays ``inf``)."""
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}

@@ -21,8 +21,7 @@ def pca_figure(
 ) -> str:
     """Save one row of PCA scatter plots, one per ``(title, vectors (n, D), labels (n,))``, of the
     items whose label is among the first ``shown`` labels; returns the path."""
-    from ...metrics.embedding import pca
-    from ...report.figures import plt
+    from ...report.figures import pca, plt
 
     pyplot = plt()
     fig, axes = pyplot.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.4), squeeze=False)
@@ -56,5 +55,5 @@ KEEP = ("nc1_trace", "dir_nc1", "nc1", "etf", "offset", "equinorm", "norm_cv", "
 
 
 def brief(m: dict) -> dict:
-    """The kept measures of a :func:`~nclab.metrics.latent.latent_collapse` result."""
+    """The kept measures of a :func:`~nclab.collapse.latent.latent_collapse` result."""
     return {k: m.get(k) for k in KEEP}

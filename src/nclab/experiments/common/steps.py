@@ -9,8 +9,8 @@ from typing import Any
 
 import torch
 
-from ...data.sentences import generator
 from ...errors import ConfigError
+from ...rng import generator
 from ...runs import RunDir
 from ...train import fit
 

@@ -5,7 +5,7 @@ appendix A.5, Figs. 9–11).
 context-free grammar (:mod:`nclab.data.grammar`), trains the network matched to it
 (:class:`nclab.models.grammarnet.GrammarNet`: MLP + LayerNorm blocks on concatenated child vectors)
 to predict the category, and measures at each hidden level the collapse of the segment
-representations by the latent symbol that generated them (:mod:`nclab.metrics.latent`), beside the
+representations by the latent symbol that generated them (:mod:`nclab.collapse.latent`), beside the
 untrained network's; PCA figures as Fig. 11.
 """
 

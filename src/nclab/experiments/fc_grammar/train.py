@@ -9,10 +9,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ...collapse.latent import latent_collapse
 from ...data.grammar import make_grammar
-from ...data.sentences import generator
-from ...metrics.latent import latent_collapse
 from ...models.grammarnet import GrammarNet
+from ...rng import generator
 from ...runs import RunDir
 from ...train import TrainState
 from ..common.latent import brief, pca_figure

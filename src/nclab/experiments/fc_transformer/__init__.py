@@ -4,7 +4,7 @@
 appended, read by the last layer) or, with ``task="lm"``, a GPT-2 language model on the
 concept/word sentences, and measures the collapse by concept of the word embeddings (before the
 positional embeddings are added) and of the token states after each layer, beside the same
-measures of the untrained network (:mod:`nclab.metrics.latent`). Needs ``transformers``
+measures of the untrained network (:mod:`nclab.collapse.latent`). Needs ``transformers``
 (``pip install nclab[transformers]``).
 
 * :mod:`.config`, :mod:`.presets` (the paper's settings, the quick ones), :mod:`.train` (AdamW in

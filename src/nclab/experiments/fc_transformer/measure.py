@@ -1,6 +1,6 @@
 """What the transformer experiments measure: accuracy (classifier) or next-token loss (language
 model), the collapse by concept of the word embeddings (before positional embeddings), and of the
-token states after each layer, through :func:`nclab.metrics.latent.latent_collapse`."""
+token states after each layer, through :func:`nclab.collapse.latent.latent_collapse`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ...metrics.latent import latent_collapse
+from ...collapse.latent import latent_collapse
 from ...models.gpt2 import word_embeddings
 from ..common.latent import brief
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import torch
 
-from ...data.sentences import generator, make_dataset, make_task
+from ...data.sentences import make_dataset, make_task
 from ...models.gpt2 import GPT2Classifier, gpt2_language_model, word_embeddings
+from ...rng import generator
 from ...runs import RunDir
 from ...train import TrainState
 from ..common.latent import pca_figure

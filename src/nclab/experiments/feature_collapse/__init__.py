@@ -2,7 +2,7 @@
 
 ``nclab run feature-collapse --preset fig3`` trains the network h (or h*) of the paper on the
 concept/word sentence task, logs train loss, test accuracy and the embedding-level collapse measures
-(:mod:`nclab.metrics.embedding`) every ``log_every`` epochs, checkpoints, and writes a summary with
+(:mod:`nclab.collapse.embedding`) every ``log_every`` epochs, checkpoints, and writes a summary with
 the theory's prediction (``fc-thm1/2/3``) and the paper's values beside the measurements, plus the
 PCA figure of both weight sets coloured by concept (the paper's Fig. 3/4 panels).
 

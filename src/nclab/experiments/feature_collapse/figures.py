@@ -15,7 +15,7 @@ COLOURS = ["darkblue", "darkred", "darkgreen", "darkorange", "purple", "teal", "
 
 
 def _scatter(ax, vectors: torch.Tensor, groups: torch.Tensor, title: str, max_points: int = 20000):
-    from ...metrics.embedding import pca
+    from ...report.figures import pca
 
     if vectors.shape[0] > max_points:  # deterministic thinning for very large sets
         keep = torch.linspace(0, vectors.shape[0] - 1, max_points).long()

@@ -1,6 +1,6 @@
 """What the feature-collapse experiment measures on a trained word network: accuracies, the
 regularised objective, norms and the embedding-level collapse measures
-(:func:`nclab.metrics.embedding.feature_collapse_measures`) of its word vectors and u blocks."""
+(:func:`nclab.collapse.embedding.feature_collapse_measures`) of its word vectors and u blocks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from ...metrics.embedding import feature_collapse_measures
+from ...collapse.embedding import feature_collapse_measures
 from ...models.wordnet import WordNet, collapse_views, full_batch_objective
 
 #: the word-level measures kept in every record (the first four also for the u blocks)

@@ -24,10 +24,11 @@ from typing import Any
 
 import torch
 
-from ...data.sentences import generator, make_dataset, make_task
+from ...collapse.embedding import group_collapse
+from ...data.sentences import make_dataset, make_task
 from ...errors import ConfigError
-from ...metrics.embedding import group_collapse
 from ...models.wordnet import WordNet, collapse_views, full_batch_objective, sgd_step
+from ...rng import generator
 from ...runs import RunDir
 from ...threads import torch_threads
 from ...train import TrainState, fit

@@ -16,9 +16,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from ...collapse import ClassStats
 from ...metrics import collapse_metrics
 from ...probe import CollapseProbe
-from ...stats import ClassStats
 
 FEATURE_KEYS = ("nc1", "nc2_etf", "nc2_of")
 CLASSIFIER_KEYS = ("nc2_w_etf", "nc2_w_of", "nc3", "nc3_of")

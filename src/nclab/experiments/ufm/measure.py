@@ -15,10 +15,10 @@ from typing import Any
 
 import torch
 
+from ...collapse import ClassStats
 from ...errors import ConfigError
 from ...metrics import collapse_metrics
 from ...models.ufm import BatchedUFM
-from ...stats import ClassStats
 from ...theory.extended_ufm import deep_linear_ufm, extended_ufm, extended_ufm_relu
 from ...theory.gufm import gufm_ce, gufm_mse
 from ...theory.ufm import ufm_ce, ufm_mse, ufm_mse_bias

@@ -1,7 +1,7 @@
 """Claims of Laurent, von Brecht & Bresson, *Feature Collapse* (ICLR 2024), for ``nclab reproduce``.
 
 Each claim runs the ``feature-collapse`` experiment (quick: reduced sizes, seconds on 2 cores; full:
-the authors' recipe) and judges the summary: accuracy, collapse type (:mod:`nclab.metrics.embedding`)
+the authors' recipe) and judges the summary: accuracy, collapse type (:mod:`nclab.collapse.embedding`)
 and the norms against the theorems' predictions (``theory.*`` keys, from ``fc-thm1/2/3``).
 """
 

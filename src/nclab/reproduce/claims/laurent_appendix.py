@@ -4,7 +4,7 @@ language model, and the network matched to a depth-4 context-free grammar.
 
 The paper shows these as PCA figures without numbers. Each claim states a level for the
 within-symbol variability (trace ratio tr Σ_W / tr Σ_B of the representations grouped by their
-latent symbol, :mod:`nclab.metrics.latent`) and requires it to be far below that of the untrained
+latent symbol, :mod:`nclab.collapse.latent`) and requires it to be far below that of the untrained
 network of the same shape, measured in the same run (same seed, same data).
 """
 

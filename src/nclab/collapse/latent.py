@@ -4,7 +4,7 @@ r"""Collapse of representations by a latent symbol, streamed (Laurent, von Brech
 Given representations :math:`x_i\in\mathbb R^D` of items (tokens, segments, rows of an embedding
 table) and a latent label :math:`a_i\in[n]` per item (the concept, meta-concept, category that
 generated it), :class:`LatentCollapse` accumulates, batch by batch in float64 through
-:class:`~nclab.stats.ClassStats`, what is needed to say how collapsed the representations are by
+:class:`~nclab.ClassStats`, what is needed to say how collapsed the representations are by
 that label:
 
 * within-label variability: ``nc1_trace`` :math:`=\mathrm{tr}\Sigma_W/\mathrm{tr}\Sigma_B`,
@@ -42,14 +42,14 @@ from typing import Any, Literal
 import torch
 
 from ..errors import DataError, DegenerateError
-from ..stats import ClassStats
+from ..metrics.geometry import etf_distance, nc2_equiangle, nc2_equinorm, nc2_etf
+from ..metrics.variability import nc1, nc1_trace
 from ..validation import F64
-from .geometry import etf_distance, nc2_equiangle, nc2_equinorm, nc2_etf
-from .variability import nc1, nc1_trace
+from ._class_stats import ClassStats
 
 __all__ = ["LATENT_THRESHOLDS", "LatentCollapse", "latent_collapse", "latent_verdict"]
 
-#: verdict thresholds (the same as :data:`nclab.metrics.embedding.THRESHOLDS` where they overlap)
+#: verdict thresholds (the same as :data:`nclab.collapse.embedding.THRESHOLDS` where they overlap)
 LATENT_THRESHOLDS: dict[str, float] = {
     "dir_nc1_max": 0.05,  # directional NC1 (trace ratio of the unit vectors)
     "etf_max": 0.1,  # ETF distance of the centred label-mean directions

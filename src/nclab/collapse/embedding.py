@@ -44,11 +44,9 @@ from typing import Any
 import torch
 
 from ..errors import DegenerateError
-from ..stats import ClassStats
-from ..validation import check_2d, check_blocks, check_grouped, check_paired
+from ..validation import F64, check_blocks, check_grouped, check_paired
+from ._class_stats import ClassStats
 from .latent import LatentCollapse
-
-F64 = torch.float64
 
 #: verdict thresholds (documented in docs/feature-collapse.md)
 THRESHOLDS: dict[str, float] = {
@@ -68,7 +66,6 @@ __all__ = [
     "collapse_verdict",
     "feature_collapse_measures",
     "group_collapse",
-    "pca",
     "spearman",
 ]
 
@@ -103,7 +100,7 @@ def group_collapse(
 ) -> dict[str, Any]:
     """NC1 (trace and pinv), directional NC1, norms, ETF distance and offset (|Σ of group-mean
     directions| / Σ of their norms) of one grouped weight set, through
-    :class:`~nclab.metrics.latent.LatentCollapse`."""
+    :class:`~nclab.collapse.latent.LatentCollapse`."""
     v = check_grouped(vectors, groups, num_groups, name)
     norms = v.norm(dim=1)
     if float(norms.min()) == 0.0:
@@ -259,21 +256,3 @@ def feature_collapse_measures(
     )
     out["thresholds"] = {**THRESHOLDS, **(thresholds or {})}
     return out
-
-
-def pca(vectors: torch.Tensor, k: int = 3) -> tuple[torch.Tensor, list[float]]:
-    """Coordinates on the first ``k`` principal components and the singular values σ1..σk of the
-    centred data (sklearn's ``singular_values_``), float64.
-
-    >>> import torch
-    >>> x = torch.tensor([[1., 0.], [-1., 0.], [0., 0.5], [0., -0.5]])
-    >>> coords, s = pca(x, 2)
-    >>> [round(v, 6) for v in s]
-    [1.414214, 0.707107]
-    """
-    check_2d(vectors, "vectors", min_rows=2)
-    v = vectors.detach().to(F64)
-    c = v - v.mean(0)
-    uu, s, _ = torch.linalg.svd(c, full_matrices=False)
-    k = min(k, s.numel())
-    return uu[:, :k] * s[:k], s[:k].tolist()
