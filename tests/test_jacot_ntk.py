@@ -139,7 +139,8 @@ def test_lr_sweep_units_and_class_subset():
     """sweep = "lr" trains one network per (step, seed) at lr / L2 with lr_over_linear_depth, and
     data.num_classes keeps the first K classes."""
     from nclab.experiments.linear_head.config import LinearHeadConfig
-    from nclab.experiments.linear_head.sweep import load_data, units
+    from nclab.experiments.linear_head.data import load_data
+    from nclab.experiments.linear_head.units import units
 
     cfg = LinearHeadConfig.model_validate(
         {
@@ -158,6 +159,8 @@ def test_lr_sweep_units_and_class_subset():
         (2.0, 0.5, 0),
         (2.0, 0.5, 1),
     ]
+    assert [j.seed for j in jobs] == [0, 1, 0, 1]
+    assert [j.key for j in jobs] == ["lr-1_seed-0", "lr-1_seed-1", "lr-2_seed-0", "lr-2_seed-1"]
     data = load_data(cfg)
     assert data.num_classes == 3 and int(data.y_train.max()) == 2 and len(data.y_train) == 15
 

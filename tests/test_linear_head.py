@@ -155,26 +155,27 @@ def test_resume_gives_the_uninterrupted_numbers(tmp_path, monkeypatch):
 
     import nclab.experiments.linear_head.train as lht
 
-    real_fit = lht.fit
+    real_fit = lht.fit_trainer
 
     class Interrupt(Exception):
         pass
 
-    def interrupted_fit(**kw):
-        inner = kw["train_epoch"]
+    def interrupted_fit(trainer, **kw):
+        inner = trainer.train_epoch
 
         def train_epoch(epoch):
             if epoch == 25:
                 raise Interrupt
             return inner(epoch)
 
-        return real_fit(**(kw | {"train_epoch": train_epoch}))
+        trainer.train_epoch = train_epoch
+        return real_fit(trainer, **kw)
 
-    monkeypatch.setattr(lht, "fit", interrupted_fit)
+    monkeypatch.setattr(lht, "fit_trainer", interrupted_fit)
     with pytest.raises(Interrupt):
         run_experiment(EXP, cfg, tmp_path / "cut")
     assert (tmp_path / "cut" / "checkpoint.pt").is_file()
-    monkeypatch.setattr(lht, "fit", real_fit)
+    monkeypatch.setattr(lht, "fit_trainer", real_fit)
     res = resume_run(tmp_path / "cut")
     for a, b in zip(ref["layers"], res["layers"], strict=True):
         for k in ("nc1_trace", "nc2_kappa", "balancedness", "negativity", "nc3_cos"):

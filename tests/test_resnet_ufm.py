@@ -24,7 +24,7 @@ TINY = [
     "data.samples_per_class=6",
     "data.test_samples_per_class=2",
     "train.epochs=3",
-    "train.lr_step=2",
+    "train.schedule.every=2",
     "train.batch_size=20",
     "measure_every=1",
     "checkpoint_every=1",
@@ -117,27 +117,28 @@ def test_resume_gives_the_uninterrupted_numbers(tiny_run, tmp_path, monkeypatch)
     cfg = EXP.config("tb-resnet18-digits-mse-quick", TINY)
     import nclab.experiments.resnet_ufm.train as rt
 
-    real_fit = rt.fit
+    real_fit = rt.fit_trainer
 
     class Interrupt(Exception):
         pass
 
-    def interrupted_fit(**kw):
-        inner = kw["train_epoch"]
+    def interrupted_fit(trainer, **kw):
+        inner = trainer.train_epoch
 
         def train_epoch(epoch):
             if epoch == 2:
                 raise Interrupt
             return inner(epoch)
 
-        return real_fit(**(kw | {"train_epoch": train_epoch}))
+        trainer.train_epoch = train_epoch
+        return real_fit(trainer, **kw)
 
-    monkeypatch.setattr(rt, "fit", interrupted_fit)
+    monkeypatch.setattr(rt, "fit_trainer", interrupted_fit)
     with pytest.raises(Interrupt):
         run_experiment(EXP, cfg, tmp_path / "cut")
     assert (tmp_path / "cut" / "checkpoint.pt").is_file()
     assert (tmp_path / "cut" / "ufm" / "summary.json").is_file()  # the UFM ran first
-    monkeypatch.setattr(rt, "fit", real_fit)
+    monkeypatch.setattr(rt, "fit_trainer", real_fit)
     res = resume_run(tmp_path / "cut")
     for who in ("net", "ufm"):
         for level in ("first", "second"):
@@ -153,7 +154,8 @@ def test_gpu_preset_reads_mnist_files_at_native_size(tmp_path):
     make_idx_dir(tmp_path / "mnist", n_train=60, n_test=20)
     sets = ["model.width=2", "train.epochs=1", "measure_samples_per_class=3", "ufm.steps=0"]
     cfg = EXP.config("tb-resnet18-mnist-mse-gpu", [*sets, f"data.data_dir={tmp_path / 'mnist'}"])
-    assert cfg.model.bias is False and cfg.train.weight_decay == 5e-4 and cfg.train.lr_step == 40
+    assert cfg.model.bias is False and cfg.train.weight_decay == 5e-4
+    assert cfg.train.schedule.kind == "step" and cfg.train.schedule.every == 40
     s = run_experiment(EXP, cfg.replace(device="cpu"), tmp_path / "run")
     assert "ufm" not in s and s["derived"]["net_frame"] in ("orthogonal frame", "simplex ETF")
     assert s["net"]["end"]["second"]["acc"] is not None

@@ -10,29 +10,36 @@ nonlinear depth L1 (Fig. 3) train one network per (depth, weight decay or learni
 
 Runs under ``torchrun --nproc_per_node P`` (gloo on CPU, nccl on GPU): each rank trains on its
 shard of every batch (DDP), the probe all-reduces its statistics, every rank reports the same
-numbers and rank 0 writes the files. See ``docs/linear-head.md``.
+numbers and rank 0 alone writes the files (the runner's :meth:`nclab.runs.RunDir.for_rank`). One
+unit per network (``units/<label>``; a run of one network trains in the run directory itself);
+finished units are reused on ``--resume``. See ``docs/linear-head.md``.
 
-Modules: :mod:`.config` (settings), :mod:`.presets`, :mod:`.sweep` (the units of a run and the run),
-:mod:`.train` (one network), :mod:`.measure` (layer-wise metrics, Theorem 3.1's inputs and
-certificate), :mod:`.summary`, :mod:`.figures`, :mod:`.distributed` (torchrun).
+Modules: :mod:`.config` (settings), :mod:`.presets`, :mod:`.units` (the units of a run and the
+checks of its config), :mod:`.data`, :mod:`.train` (one network, one unit), :mod:`.measure`
+(layer-wise metrics, Theorem 3.1's inputs and certificate), :mod:`.summary`, :mod:`.figures`,
+:mod:`.distributed` (torchrun).
 """
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy, lazy_exports
+from ..protocol import Experiment, Lazy
 from .config import LinearHeadConfig
 from .presets import PRESETS
+from .units import check, units
 
 EXPERIMENT = Experiment(
     name="linear-head",
     description="MLP/ResNet with deep linear heads (Jacot et al. 2025): layer-wise collapse over "
     "training, linear/nonlinear depth sweeps, Theorem 3.1 certificate",
     config_cls=LinearHeadConfig,
-    run=Lazy(f"{__name__}.sweep:run"),
     presets=PRESETS,
     default_preset="fig1-mlp-quick",
-    batched_seeds=True,
+    check=check,
+    units=units,
+    setup=Lazy(f"{__name__}.train:setup"),
+    train=Lazy(f"{__name__}.train:train"),
+    summarize=Lazy(f"{__name__}.summary:summarize"),
+    figures=Lazy(f"{__name__}.figures:figures"),
 )
-__getattr__ = lazy_exports(__name__, {"run": ".sweep"})  # torch on first use
 
-__all__ = ["EXPERIMENT", "PRESETS", "LinearHeadConfig", "run"]
+__all__ = ["EXPERIMENT", "PRESETS", "LinearHeadConfig"]

@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import Field
 
 from ...config import Config
+from ..common.config import ExperimentConfig, ScheduleCfg
+from ..common.config import TrainCfg as BaseTrainCfg
 from ..common.data import RealDataCfg
 
 Sweep = Literal["none", "linear_depth", "nonlinear_depth", "lr"]
@@ -39,21 +41,22 @@ class ModelCfg(Config):
     resnet_width: int = 16
 
 
-class TrainCfg(Config):
-    epochs: int = 300
-    lr: float = 1e-3
-    weight_decay: float = 1.8e-3
+class TrainCfg(BaseTrainCfg):
+    """SGD (with ``momentum``), Adam or AdamW with the optimiser's weight decay; MSE or CE. The
+    learning rate drops by ``schedule.gamma`` after the fraction ``schedule.at`` of the epochs
+    (the paper: x0.1 at 80 %; ``schedule.kind = "constant"``: no drop)."""
+
     optimizer: Literal["sgd", "adam", "adamw"] = "adam"
+    lr: float = 1e-3
     momentum: float = 0.9
-    batch_size: int | None = None
+    weight_decay: float = 1.8e-3
+    epochs: int = 300
+    batch_size: int | None = None  # None: full batch
     loss: Literal["mse", "ce"] = "mse"
-    lr_drop_at: float = 0.8
-    lr_drop_factor: float = 0.1
+    schedule: ScheduleCfg = ScheduleCfg(kind="multistep", at=[0.8], gamma=0.1)
 
 
-class LinearHeadConfig(Config):
-    seed: int = 0
-    seeds: int = 1
+class LinearHeadConfig(ExperimentConfig):
     data: DataCfg = DataCfg()
     model: ModelCfg = ModelCfg()
     train: TrainCfg = TrainCfg()

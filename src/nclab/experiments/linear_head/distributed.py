@@ -1,9 +1,10 @@
-"""The linear-head experiment under ``torchrun``: process group set-up, sums over ranks, and the
-check that every rank reports the same numbers.
+"""The linear-head experiment under ``torchrun``: process group set-up and the check that every
+rank reports the same numbers (sums over ranks: :func:`nclab.distributed.sum_over_ranks`).
 
 ``torchrun --nproc_per_node P -m nclab run linear-head ...`` starts P processes that each go through
 the runner (:func:`nclab.experiments.run_experiment`, which sets their torch threads from
-``threads``); :func:`setup_distributed` joins them into one process group (gloo on CPU, nccl on GPU).
+``threads`` and lets rank 0 alone write files: :meth:`nclab.runs.RunDir.for_rank`);
+:func:`setup_distributed` joins them into one process group (gloo on CPU, nccl on GPU).
 """
 
 from __future__ import annotations
@@ -31,15 +32,6 @@ def setup_distributed(device: str) -> tuple[int, int, torch.device]:
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size(), dev
     return 0, 1, dev
-
-
-def sum_over_ranks(t: torch.Tensor, world: int) -> torch.Tensor:
-    """``t`` summed over the ``world`` ranks, in place (unchanged in a single process)."""
-    if world > 1:
-        import torch.distributed as dist
-
-        dist.all_reduce(t)
-    return t
 
 
 def ranks_agree(summary: dict[str, Any]) -> bool:

@@ -1,15 +1,20 @@
 """Figures of the linear-head experiment, as in Jacot et al. (ICLR 2025): metrics per layer over
 training with ±1 std bands over seeds (Fig. 1 / Fig. 4), class-mean Gram heatmaps of the linear head,
-metrics against the linear depth (Fig. 2) and the nonlinear depth (Fig. 3)."""
+metrics against the linear depth (Fig. 2) and the nonlinear depth (Fig. 3), and the edge of
+stability (sharpness against 2 / lr). Drawn from the run directory: the summary, each unit's job
+and logged records."""
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...report.figures import Panel, heatmaps, save_panels
 from ...runs import RunDir
+from ..protocol import UnitResult
 
 
 def _band(histories: list[list[dict]], path: tuple[str, ...]) -> tuple[list, list, list]:
@@ -34,16 +39,15 @@ def _band(histories: list[list[dict]], path: tuple[str, ...]) -> tuple[list, lis
     return xs, ms, ss
 
 
-def draw(
-    cfg, results: list[tuple[dict, dict, list]], summary: dict[str, Any], run_dir: RunDir
-) -> list[Path]:
-    """The run's figures: training curves and Grams of one network (over seeds), or the metrics
-    against depth of a sweep."""
+def figures(cfg, run: RunDir, summary: dict[str, Any], units: Sequence[UnitResult]) -> list[Path]:
+    """The run's figures: training curves and Grams of one network (over seeds), the edge of
+    stability of a learning-rate sweep, or the metrics against depth of a depth sweep."""
+    results = [(u.unit.params, u.summary, u.history()) for u in units]
     if cfg.sweep == "none":
-        return collapse_figures(cfg, results, summary, run_dir)
+        return collapse_figures(cfg, results, summary, run)
     if cfg.sweep == "lr":
-        return [lr_figure(cfg, results, summary, run_dir)]
-    return [depth_figure(cfg, summary, run_dir)]
+        return [lr_figure(cfg, results, summary, run)]
+    return [depth_figure(cfg, summary, run)]
 
 
 def lr_figure(
@@ -52,8 +56,6 @@ def lr_figure(
     """The edge of stability: the sharpness (top Hessian eigenvalue of the training objective)
     against epochs for each step size, beside the stability thresholds 2 / lr, and the head's
     conditioning and NC2 of Z_(L-1) at the end against the step size (±1 std over seeds)."""
-    from ...report.figures import Panel, save_panels
-
     by_lr: dict[float, list[list[dict]]] = defaultdict(list)
     for job, _, hist in results:
         by_lr[job["lr"]].append(hist)
@@ -88,12 +90,11 @@ def collapse_figures(
     cfg, results: list[tuple[dict, dict, list]], summary: dict[str, Any], run_dir: RunDir
 ) -> list[Path]:
     """Fig. 1 / Fig. 4: every layer's NC1, NC2, balancedness and negativity over training (mean and
-    ±1 std over seeds), and the class-mean Gram matrices of the head at the end (first seed)."""
-    from ...report.figures import Panel, heatmaps, save_panels
-
+    ±1 std over seeds), and the class-mean Gram matrices of the head at the end (first seed).
+    The layers and the Grams come from the run's summary, the setting from the first unit's job."""
     hists = [h for _, _, h in results]
-    names = [rec["name"] for rec in results[0][1]["layers"]]
-    kinds = {rec["name"]: rec["kind"] for rec in results[0][1]["layers"]}
+    names = [rec["name"] for rec in summary["layers"]]
+    kinds = {rec["name"]: rec["kind"] for rec in summary["layers"]}
     panels = []
     for title, key, only in (
         ("NC1: tr Σ_W / tr Σ_B", "nc1_trace", None),
@@ -109,7 +110,7 @@ def collapse_figures(
             if xs:
                 series[f"{n} ({kinds[n][:3]})"] = (xs, ms, ss)
         panels.append(Panel(title, series, xlabel="epoch", logy=True))
-    s = results[0][1]
+    s = results[0][0]
     figs = [
         save_panels(
             run_dir.figures / "collapse.png",
@@ -133,8 +134,6 @@ def collapse_figures(
 def depth_figure(cfg, summary: dict[str, Any], run_dir: RunDir) -> Path:
     """Fig. 2 / Fig. 3: derived metrics against the linear or nonlinear depth, one curve per
     weight decay or learning rate (±1 std over seeds)."""
-    from ...report.figures import Panel, save_panels
-
     key = "L2" if cfg.sweep == "linear_depth" else "L1"
     other = "weight_decay" if cfg.sweep == "linear_depth" else "lr"
     by_other: dict[Any, list[dict]] = defaultdict(list)

@@ -83,8 +83,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "wd_over_depth": True,
         "measure_every": 50,
     },
-    # Thm 4.4, phase 2: full-batch GD with weight decay and no momentum; each linear pair's
-    # ||W_(l+1)^T W_(l+1) - W_l W_l^T||_op decays by (1 - lr wd)^2 per step (balance_rate.py)
+    # Thm 4.4, phase 2: full-batch GD with weight decay, no momentum and no learning-rate drop;
+    # each linear pair's ||W_(l+1)^T W_(l+1) - W_l W_l^T||_op decays by (1 - lr wd)^2 per step
+    # (balance_rate.py)
     "balancedness-rate-quick": {
         "data": {"name": "digits", "samples_per_class": 50, "test_samples_per_class": 20},
         "model": {"L1": 2, "L2": 3, "width": 64, "head_width": 32},
@@ -94,7 +95,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             "weight_decay": 1.5e-3,
             "optimizer": "sgd",
             "momentum": 0.0,
-            "lr_drop_at": 1.0,
+            "schedule": {"kind": "constant"},
         },
         "measure_every": 100,
         "checkpoint_every": 1000,
@@ -109,7 +110,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             "weight_decay": 1e-3,
             "optimizer": "sgd",
             "momentum": 0.0,
-            "lr_drop_at": 1.0,
+            "schedule": {"kind": "constant"},
         },
         "measure_every": 200,
         "checkpoint_every": 2000,

@@ -20,7 +20,8 @@ def _gd(epochs: int, wd: float, lr: float | None = None) -> dict[str, Any]:
     t: dict[str, Any] = {"epochs": epochs}
     if lr is not None:
         t["lr"] = lr
-    return t | {"weight_decay": wd, "optimizer": "sgd", "momentum": 0.0, "lr_drop_at": 1.0}
+    no_drop = {"kind": "constant"}
+    return t | {"weight_decay": wd, "optimizer": "sgd", "momentum": 0.0, "schedule": no_drop}
 
 
 def _net(L2: int, width: int, head: int) -> dict[str, Any]:

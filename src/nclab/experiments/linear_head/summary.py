@@ -26,11 +26,15 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from ..protocol import UnitResult
 from .balance_rate import rate_derived
+from .distributed import ranks_agree, setup_distributed
 from .minimiser import conditioning_derived
 from .sharpness import sharpness_derived
 
 SCALARS = ("train_mse", "train_acc", "test_acc")
+#: what the runner adds to the summary.json of a unit under ``units/``: not the network's
+RUNNER_KEYS = ("seconds", "versions")
 METRICS = ("nc1_trace", "nc2_kappa", "nc2_of", "nc3_cos", "balancedness", "negativity")
 
 
@@ -138,8 +142,32 @@ def aggregate(group: list[tuple[dict, dict, list]]) -> dict[str, Any]:
     return out
 
 
-def summarize(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]:
-    """The experiment's summary.json from its networks' (job, summary, history); without figures."""
+def summarize(cfg, units: Sequence[UnitResult]) -> dict[str, Any]:
+    """The run's summary from its finished units (every rank under ``torchrun``): the networks'
+    summary (:func:`results_summary`), the world size and, with several ranks, whether every rank
+    reports the same numbers (``ddp``)."""
+    _, world, _ = setup_distributed(cfg.device)  # joined already unless every unit was finished
+    if world > 1:
+        import torch.distributed as dist
+
+        dist.barrier()  # the units' logs, which rank 0 writes, are complete
+    results = [
+        (
+            dict(u.unit.params),
+            {k: v for k, v in u.summary.items() if k not in RUNNER_KEYS},
+            u.history(),
+        )
+        for u in units
+    ]
+    out = results_summary(cfg, results)
+    out["ddp"] = {"world_size": world}
+    if world > 1:
+        out["ddp"]["ranks_agree"] = ranks_agree(out)
+    return out
+
+
+def results_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]:
+    """The summary of the networks' (job, summary, logged records); without figures."""
     out: dict[str, Any] = {"sweep_kind": cfg.sweep}
     if cfg.sweep == "none":
         out.update(aggregate(results))

@@ -2,41 +2,45 @@
 
 The loss follows ``torch.nn.MSELoss``: :math:`\\frac{1}{BK}\\sum_i \\|f(x_i) - y_i\\|^2` over a batch of
 B samples with one-hot :math:`y_i` (``loss = "ce"``: mean cross-entropy); weight decay is the
-optimiser's (coupled L2 for SGD and Adam, decoupled for AdamW); the learning rate drops by
-``lr_drop_factor`` after ``lr_drop_at`` of the epochs (the paper: x0.1 at 80 %).
+optimiser's (coupled L2 for SGD and Adam, decoupled for AdamW: :func:`nclab.train.optim.make_optimizer`);
+the learning rate drops by ``train.schedule.gamma`` after the fraction ``train.schedule.at`` of the
+epochs (the paper: x0.1 at 80 %; :func:`nclab.train.optim.make_scheduler`).
 
 Under torch.distributed each rank computes its shard ``batch[rank::world]`` of every batch and scales
 its loss so that DDP's gradient average equals the full batch's gradient.
 
-:func:`train_unit` builds a :class:`UnitTraining` (model, optimiser, schedule, data on the device),
-runs :func:`nclab.train.fit` with its :meth:`~UnitTraining.train_epoch` and
-:meth:`~UnitTraining.evaluate`, and summarises the trained network with Theorem 3.1's certificate.
+:func:`setup` joins the process group (under ``torchrun``) and loads the data once per process;
+:func:`train` builds a :class:`Trainer` (model, optimiser, schedule, data on the device), runs it
+through :func:`nclab.train.fit_trainer` and summarises the trained network with Theorem 3.1's
+certificate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+from ...distributed import sum_over_ranks
 from ...models.mlp import LinearHeadMLP
 from ...runs import RunDir
-from ...train import TrainState, fit
+from ...train import TrainState, fit_trainer
+from ...train.optim import make_optimizer, make_scheduler
+from ..protocol import Unit
 from .balance_rate import pair_imbalance
-from .distributed import sum_over_ranks
+from .config import LinearHeadConfig
+from .data import load_data
+from .distributed import setup_distributed
 from .measure import certificate, layer_label, measure_layers
 from .minimiser import report as conditioning_report
 from .sharpness import training_sharpness
 
 
-def build_model(cfg, job: dict[str, Any], input_shape: tuple[int, ...], K: int) -> LinearHeadMLP:
+def build_model(cfg, job: Mapping[str, Any], input_shape: tuple[int, ...], K: int) -> LinearHeadMLP:
     m = cfg.model
     L1, L2 = job["L1"], job["L2"]
-    if L1 < 0 or L2 < 1:
-        from ...errors import ConfigError
-
-        raise ConfigError(f"need L1 >= 0 nonlinear and L2 >= 1 linear layers, got {L1}, {L2}")
     widths = [m.width] * L1
     if L1 and m.first_width:
         widths[0] = m.first_width
@@ -58,15 +62,6 @@ def build_model(cfg, job: dict[str, Any], input_shape: tuple[int, ...], K: int) 
     return LinearHeadMLP(in_dim, K, widths, head, **kw)
 
 
-def make_optimizer(cfg, params, lr: float, wd: float) -> torch.optim.Optimizer:
-    t = cfg.train
-    if t.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=lr, momentum=t.momentum, weight_decay=wd)
-    if t.optimizer == "adam":
-        return torch.optim.Adam(params, lr=lr, weight_decay=wd)
-    return torch.optim.AdamW(params, lr=lr, weight_decay=wd)
-
-
 def train_mse_from_stats(stats, K: int) -> float:
     """Mean over N*K entries of (Z_L - Y)^2, exactly, from the class statistics of Z_L:
     sum_c [within-class sum of squares + n_c ||mu_c - e_c||^2] / (N K)."""
@@ -85,12 +80,19 @@ def _ddp(model: LinearHeadMLP, device: torch.device) -> tuple[LinearHeadMLP, tor
     return model, DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
 
 
-class UnitTraining:
+def setup(cfg: LinearHeadConfig) -> tuple[Any, int, int, torch.device]:
+    """What every unit of a run shares: (the data, this process's rank, the world size, the
+    device); joins the process group under ``torchrun``."""
+    rank, world, device = setup_distributed(cfg.device)
+    return load_data(cfg), rank, world, device
+
+
+class Trainer:
     """One network in training: the model (``net``: DDP-wrapped under torch.distributed), its
     optimiser and learning-rate schedule, the data on the device, this rank's shard and the batch
     order's generator. The order of construction fixes the random numbers each draws."""
 
-    def __init__(self, cfg, job: dict[str, Any], data, rank: int, world: int, device):
+    def __init__(self, cfg, job: Mapping[str, Any], data, rank: int, world: int, device):
         self.cfg, self.rank, self.world, self.device = cfg, rank, world, device
         self.K = K = data.num_classes
         torch.manual_seed(job["seed"])
@@ -99,9 +101,9 @@ class UnitTraining:
             self.model, self.net = _ddp(self.model, device)
         t = cfg.train
         self.wd = job["weight_decay"]
-        self.opt = make_optimizer(cfg, self.model.parameters(), job["lr"], self.wd)
-        drop = [max(1, round(t.lr_drop_at * t.epochs))] if t.lr_drop_at < 1.0 else []
-        self.sched = torch.optim.lr_scheduler.MultiStepLR(self.opt, drop, gamma=t.lr_drop_factor)
+        self.epochs = t.epochs
+        self.opt = make_optimizer(t, self.model.parameters(), lr=job["lr"], weight_decay=self.wd)
+        self.sched = make_scheduler(t, self.opt, t.epochs)
         self.x, self.y = data.x_train.to(device), data.y_train.to(device)
         self.xt, self.yt = data.x_test.to(device), data.y_test.to(device)
         self.N = N = len(self.y)
@@ -115,9 +117,7 @@ class UnitTraining:
             for i in range(0, len(self.shard), mb)
         ]
         self.final: dict[str, Any] = {}  # the last epoch's measurement (with the Gram matrices)
-
-    def state(self) -> TrainState:
-        return TrainState(
+        self.state = TrainState(
             model=self.model, optimizer=self.opt, scheduler=self.sched, generators=self.gen
         )
 
@@ -148,11 +148,11 @@ class UnitTraining:
         total = torch.zeros((), dtype=torch.float64, device=device)
         for i in range(0, N, B):
             total += self.step(perm[i : i + B]).to(torch.float64)
-        self.sched.step()
-        return {
-            "train_loss": float(sum_over_ranks(total, self.world)) / N,
-            "lr": self.opt.param_groups[0]["lr"],
-        }
+        if self.sched is not None:
+            self.sched.step()
+        if self.world > 1:  # every rank's share of the loss (no process group in one process)
+            sum_over_ranks(total)
+        return {"train_loss": float(total) / N, "lr": self.opt.param_groups[0]["lr"]}
 
     @torch.no_grad()
     def test_acc(self) -> float:
@@ -171,7 +171,7 @@ class UnitTraining:
 
     def evaluate(self, epoch: int) -> dict[str, Any]:
         """The logged record: train MSE and accuracy, test accuracy, every measured layer."""
-        final = epoch + 1 == self.cfg.train.epochs
+        final = epoch + 1 == self.epochs
         res = self.measure(grams=final)
         rec = {
             "train_mse": train_mse_from_stats(res["stats"][layer_label(self.model.L)], self.K),
@@ -191,18 +191,15 @@ class UnitTraining:
         return rec
 
 
-def train_unit(
-    cfg, job: dict[str, Any], data, unit_dir: RunDir, rank: int, world: int, device: torch.device
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Train one network and measure it; returns (summary, logged records)."""
-    u = UnitTraining(cfg, job, data, rank, world, device)
-    history = fit(
-        epochs=cfg.train.epochs,
-        train_epoch=u.train_epoch,
-        evaluate=u.evaluate,
+def train(cfg: LinearHeadConfig, unit: Unit, run_dir: RunDir, context) -> dict[str, Any]:
+    """Train one network (the unit's job) into ``run_dir`` and measure it; returns its summary."""
+    data, rank, world, device = context
+    job = unit.params
+    u = Trainer(cfg, job, data, rank, world, device)
+    history = fit_trainer(
+        u,
+        run=run_dir,
         log_every=cfg.measure_every,
-        run=unit_dir,
-        state=u.state(),
         checkpoint_every=cfg.checkpoint_every,
         progress=rank == 0,
         description=f"linear-head {job['label']}",
@@ -224,4 +221,4 @@ def train_unit(
     )
     if cfg.conditioning:
         summary["conditioning"] = conditioning_report(cfg, u.model, u.x, u.y, u.K, u.wd)
-    return summary, history
+    return summary

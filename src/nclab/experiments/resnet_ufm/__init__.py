@@ -10,15 +10,18 @@ side by side. The summary says which frame each ends closer to (NC2^OF vs NC2^ET
 whether the second level collapses more than the first. Documentation: ``docs/ufm.md`` ("Real
 networks").
 
-Modules: :mod:`.config` (settings), :mod:`.presets`, :mod:`.data` (images), :mod:`.train` (the
-network and the run), :mod:`.ufm` (the extended UFM beside it), :mod:`.measure` (the two levels'
-metrics), :mod:`.summary`, :mod:`.figures`.
+One unit per seed (the run directory itself for one seed, ``units/seed-<s>/`` for several; the
+summary of several is the mean over seeds), each with its extended UFM in ``ufm/``.
+
+Modules: :mod:`.config` (settings and their check), :mod:`.presets`, :mod:`.data` (images),
+:mod:`.train` (one unit: the extended UFM, then the network), :mod:`.ufm` (the extended UFM beside
+it), :mod:`.measure` (the two levels' metrics), :mod:`.summary` (a unit's), :mod:`.figures`.
 """
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy, lazy_exports
-from .config import ResNetUFMConfig
+from ..protocol import Experiment, Lazy
+from .config import ResNetUFMConfig, check
 from .presets import PRESETS
 
 EXPERIMENT = Experiment(
@@ -26,13 +29,11 @@ EXPERIMENT = Experiment(
     description="ResNet18 vs the nonlinear extended UFM (Tirer & Bruna Fig. 5 right, Fig. 10): "
     "NC metrics of two feature levels over training, side by side",
     config_cls=ResNetUFMConfig,
-    run=Lazy(f"{__name__}.train:run"),
     presets=PRESETS,
     default_preset="tb-resnet18-digits-mse-quick",
-    figures=Lazy(f"{__name__}.figures:rerender"),
+    check=check,
+    train=Lazy(f"{__name__}.train:train"),
+    figures=Lazy(f"{__name__}.figures:figures"),
 )
-__getattr__ = lazy_exports(
-    __name__, {"run": ".train", "rerender": ".figures"}
-)  # torch on first use
 
-__all__ = ["EXPERIMENT", "PRESETS", "ResNetUFMConfig", "run"]
+__all__ = ["EXPERIMENT", "PRESETS", "ResNetUFMConfig"]

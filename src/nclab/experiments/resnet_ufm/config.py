@@ -7,6 +7,8 @@ from typing import Literal
 
 from ...config import Config
 from ...errors import ConfigError
+from ..common.config import ExperimentConfig, ScheduleCfg, check_train
+from ..common.config import TrainCfg as BaseTrainCfg
 from ..common.data import RealDataCfg
 
 
@@ -28,18 +30,18 @@ class ModelCfg(Config):
     bias: bool = False
 
 
-class TrainCfg(Config):
-    """SGD with momentum and weight decay; the learning rate is divided by ``1/gamma`` every
-    ``lr_step`` epochs (the paper: 0.05, ÷10 every 40 epochs, weight decay 5e-4)."""
+class TrainCfg(BaseTrainCfg):
+    """SGD with momentum and weight decay; the learning rate is multiplied by ``schedule.gamma``
+    every ``schedule.every`` epochs (the paper: 0.05, ÷10 every 40 epochs, weight decay 5e-4)."""
 
-    epochs: int = 120
+    optimizer: Literal["sgd"] = "sgd"
     lr: float = 0.05
     momentum: float = 0.9
     weight_decay: float = 5e-4
-    lr_step: int = 40
-    gamma: float = 0.1
+    epochs: int = 120
     batch_size: int = 128
     loss: Literal["mse", "ce"] = "mse"
+    schedule: ScheduleCfg = ScheduleCfg(kind="step", every=40, gamma=0.1)
 
 
 class LevelsCfg(Config):
@@ -68,8 +70,7 @@ class UFMCfg(Config):
     checkpoint_every: int = 10_000
 
 
-class ResNetUFMConfig(Config):
-    seed: int = 0
+class ResNetUFMConfig(ExperimentConfig):
     data: DataCfg = DataCfg()
     model: ModelCfg = ModelCfg()
     train: TrainCfg = TrainCfg()
@@ -81,17 +82,11 @@ class ResNetUFMConfig(Config):
     measure_batch: int = 500
     checkpoint_every: int = 5
     device: str = "auto"
-    threads: int = 0  # torch CPU threads for the run (0: torch's setting)
 
 
 def check(cfg: ResNetUFMConfig) -> None:
     """Raise :class:`~nclab.errors.ConfigError` for settings no run can use."""
-    t = cfg.train
-    if t.epochs < 1 or t.batch_size < 1 or t.lr_step < 1 or not t.lr > 0:
-        raise ConfigError(
-            "train.epochs, train.batch_size and train.lr_step must be >= 1 and train.lr > 0, "
-            f"got {t.epochs}, {t.batch_size}, {t.lr_step}, {t.lr}"
-        )
+    check_train(cfg.train)
     if cfg.measure_every < 1 or cfg.checkpoint_every < 0 or cfg.measure_batch < 1:
         raise ConfigError(
             "measure_every and measure_batch must be >= 1 and checkpoint_every >= 0, got "

@@ -2,16 +2,20 @@
 feature levels against the epoch (top row) and the extended UFM's H1 and σ(W1 H1) against the
 iteration (bottom row), panel for panel — Tirer & Bruna's Fig. 5 (right) / Fig. 10 beside their
 nonlinear extended UFM: NC1 of both levels; NC2^ETF and NC2^OF of the features of both levels;
-NC2^ETF and NC2^OF of W; NC3 (``nc3``) and NC3^OF (``nc3_of``). Log scale.
+NC2^ETF and NC2^OF of W; NC3 (``nc3``) and NC3^OF (``nc3_of``). Log scale. One per unit (seed),
+in the unit's ``figures/``, drawn from its directory: the network's ``metrics.jsonl``, the UFM's
+``ufm/metrics.jsonl`` and the unit's summary.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ...report.figures import Panel, save_panels
 from ...runs import RunDir
+from ..protocol import UnitResult
 from .config import ResNetUFMConfig
 
 
@@ -60,23 +64,14 @@ def side_by_side(
     return save_panels(path, panels, suptitle=title, ncols=4)
 
 
-def render(
-    cfg: ResNetUFMConfig,
-    run_dir: RunDir,
-    history: list[dict],
-    ufm_history: list[dict],
-    summary: dict[str, Any],
-) -> list[str]:
-    return [
-        str(side_by_side(run_dir.figures / "resnet_ufm.png", cfg, history, ufm_history, summary))
-    ]
-
-
-def rerender(run_dir: RunDir) -> None:
-    """Re-draw the figure of a finished run from its config, logs and summary."""
-    data = run_dir.read_config()
-    data.pop("nclab", None)
-    cfg = ResNetUFMConfig.from_dict(data)
-    sub = RunDir(run_dir.path / "ufm", create=False) if (run_dir.path / "ufm").is_dir() else None
-    ufm_history = sub.read_metrics() if sub is not None else []
-    render(cfg, run_dir, run_dir.read_metrics(), ufm_history, run_dir.read_summary())
+def figures(
+    cfg: ResNetUFMConfig, run: RunDir, summary: dict[str, Any], units: Sequence[UnitResult]
+) -> list[Path]:
+    """``figures/resnet_ufm.png`` of every unit (the run's own for a run of one seed)."""
+    out = []
+    for u in units:
+        sub = u.run.path / "ufm"
+        ufm_history = RunDir(sub, create=False).read_metrics() if sub.is_dir() else []
+        path = u.run.figures / "resnet_ufm.png"
+        out.append(side_by_side(path, cfg, u.history(), ufm_history, u.summary))
+    return out

@@ -21,7 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 #: the paper's optimiser and schedule: lr 0.05, ÷10 every 40 epochs, weight decay 5e-4
-_PAPER_TRAIN = {"lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "lr_step": 40, "gamma": 0.1}
+_PAPER_TRAIN = {"optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4}
+_PAPER_SCHEDULE = {"kind": "step", "every": 40, "gamma": 0.1}
 _MSE_NOBIAS = {"model": {"bias": False}, "train": {"loss": "mse"}}
 _CE_BIAS = {"model": {"bias": True}, "train": {"loss": "ce"}}
 #: the extended UFM at K = 10 (Fig. 5's λ's, init and step; d = 32 >= K, n = 20)
@@ -32,7 +33,13 @@ def _gpu(data: str, setting: dict[str, Any]) -> dict[str, Any]:
     return {
         "data": {"name": data, "image_size": 0, "standardize": True},
         "model": {**setting["model"], "width": 64},
-        "train": {**_PAPER_TRAIN, **setting["train"], "epochs": 120, "batch_size": 128},
+        "train": {
+            **_PAPER_TRAIN,
+            **setting["train"],
+            "epochs": 120,
+            "batch_size": 128,
+            "schedule": _PAPER_SCHEDULE,
+        },
         "ufm": _UFM,
         "measure_every": 5,
         "measure_samples_per_class": 1000,
@@ -50,8 +57,8 @@ def _cpu(setting: dict[str, Any], epochs: int, per_class: int, ufm_steps: int) -
             **setting["train"],
             "weight_decay": 5e-2,
             "epochs": epochs,
-            "lr_step": epochs // 3,
             "batch_size": 32,
+            "schedule": {**_PAPER_SCHEDULE, "every": epochs // 3},
         },
         "ufm": {**_UFM, "steps": ufm_steps, "log_every": ufm_steps // 20},
         "measure_every": max(1, epochs // 9),

@@ -1,4 +1,5 @@
-"""The summary of a resnet-ufm run: the two levels' metrics at the start and the end of training,
+"""The summary of a resnet-ufm unit (one seed; over several seeds the runner's mean,
+:func:`nclab.experiments.protocol.seed_summary`): the two levels' metrics at the start and the end of training,
 for the network (``net``) and the extended UFM (``ufm``), and the comparisons the claims read
 (``derived``).
 
@@ -52,10 +53,10 @@ def _compare(end: dict[str, Any], who: str) -> dict[str, Any]:
     }
 
 
-def summarize(
+def unit_summary(
     cfg: ResNetUFMConfig, K: int, history: list[dict], ufm_history: list[dict]
 ) -> dict[str, Any]:
-    """The run's summary from the network's log and the extended UFM's (empty: no UFM run)."""
+    """A unit's summary from the network's log and the extended UFM's (empty: no UFM run)."""
     start, end = history[0], history[-1]
     net = {
         "model": describe(cfg),

@@ -1,11 +1,12 @@
-"""Training the ResNet18 of a resnet-ufm run with SGD, measuring its two feature levels as it goes,
-and the run: the extended UFM first (:mod:`.ufm`, seconds), then the network, the summary and the
-side-by-side figure.
+"""Training one unit (one seed) of a resnet-ufm run: the extended UFM first (:mod:`.ufm`, seconds,
+in ``ufm/`` of the unit's directory), then the ResNet18 with SGD, measuring its two feature levels
+as it goes, and the unit's summary (:mod:`.summary`).
 
 The MSE loss is Tirer & Bruna's (1/2N) Σ_i ‖W h_i (+ b) - y_i‖² with one-hot y_i, per batch;
 cross-entropy is the mean over the batch. Weight decay is SGD's (coupled L2, on every parameter,
-batch norm included, as in the usual ResNet recipes). The learning rate is multiplied by
-``train.gamma`` every ``train.lr_step`` epochs.
+batch norm included, as in the usual ResNet recipes: :func:`nclab.train.optim.make_optimizer`).
+The learning rate follows ``train.schedule`` (the paper's: × ``gamma`` every ``every`` epochs,
+:func:`nclab.train.optim.make_scheduler`).
 
 The log (``metrics.jsonl``) has a record at epoch 0 (at initialisation), then every
 ``measure_every`` epochs and at the end: ``{"epoch", "train_loss", "lr", "test_acc", "first":
@@ -24,13 +25,14 @@ from torch import nn
 from ...data.preprocess import balanced_indices
 from ...models.resnet18 import resnet18
 from ...runs import RunDir
-from ...train import TrainState, fit
+from ...train import TrainState, fit_trainer
+from ...train.optim import make_optimizer, make_scheduler
 from ..common.devices import resolve_device
-from .config import ResNetUFMConfig, check, describe
+from ..protocol import Unit
+from .config import ResNetUFMConfig, describe
 from .data import load_images
-from .figures import render
 from .measure import network_levels
-from .summary import summarize
+from .summary import unit_summary
 from .ufm import run_ufm
 
 
@@ -55,35 +57,33 @@ def loss_fn(out: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
     return F.cross_entropy(out, y)
 
 
-class NetTraining:
-    """The network in training: model, SGD, step schedule, data on the device, the batch order's
-    generator and the probe's loader (a fixed, balanced subset of the training set)."""
+class Trainer:
+    """The network in training: model, SGD, learning-rate schedule, data on the device, the batch
+    order's generator and the probe's loader (a fixed, balanced subset of the training set). The
+    order of construction fixes the random numbers each draws."""
 
-    def __init__(self, cfg: ResNetUFMConfig, data, device: torch.device):
+    def __init__(self, cfg: ResNetUFMConfig, data, seed: int, device: torch.device):
         self.cfg, self.device = cfg, device
         self.K = K = data.num_classes
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(seed)
         self.model = build_network(cfg, data.x_train.shape[1], K).to(device)
         t = cfg.train
-        self.opt = torch.optim.SGD(
-            self.model.parameters(), lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay
-        )
-        self.sched = torch.optim.lr_scheduler.StepLR(self.opt, t.lr_step, gamma=t.gamma)
+        self.epochs = t.epochs
+        self.opt = make_optimizer(t, self.model.parameters())
+        self.sched = make_scheduler(t, self.opt, t.epochs)
         self.x, self.y = data.x_train.to(device), data.y_train.to(device)
         self.xt, self.yt = data.x_test.to(device), data.y_test.to(device)
-        self.gen = torch.Generator().manual_seed(cfg.seed + 7919)
+        self.gen = torch.Generator().manual_seed(seed + 7919)
         keep = torch.arange(len(data.y_train))
         if cfg.measure_samples_per_class is not None:
-            g = torch.Generator().manual_seed(cfg.seed + 1)
+            g = torch.Generator().manual_seed(seed + 1)
             keep = balanced_indices(data.y_train, cfg.measure_samples_per_class, K, g)
         mb = cfg.measure_batch
         keep = keep.to(device)
         self.probe_loader = [
             (self.x[keep[i : i + mb]], self.y[keep[i : i + mb]]) for i in range(0, len(keep), mb)
         ]
-
-    def state(self) -> TrainState:
-        return TrainState(
+        self.state = TrainState(
             model=self.model, optimizer=self.opt, scheduler=self.sched, generators=self.gen
         )
 
@@ -101,7 +101,8 @@ class NetTraining:
             loss.backward()
             self.opt.step()
             total += loss.detach().to(torch.float64) * len(idx)
-        self.sched.step()
+        if self.sched is not None:
+            self.sched.step()
         return {"train_loss": float(total) / N, "lr": lr}
 
     @torch.no_grad()
@@ -119,23 +120,19 @@ class NetTraining:
         return {"test_acc": self.test_acc(), **levels}
 
 
-def run(cfg: ResNetUFMConfig, run_dir: RunDir) -> dict[str, Any]:
-    check(cfg)
-    data = load_images(cfg.data, cfg.seed)
+def train(cfg: ResNetUFMConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:
+    """One seed: the data (drawn with the unit's seed), the extended UFM in ``run_dir/ufm``, then
+    the network in ``run_dir``; returns the unit's summary."""
+    data = load_images(cfg.data, unit.seed)
     K = data.num_classes
-    ufm_history = run_ufm(cfg, K, run_dir) if cfg.ufm.steps else []
-    net = NetTraining(cfg, data, resolve_device(cfg.device))
-    history = fit(
-        epochs=cfg.train.epochs,
-        train_epoch=net.train_epoch,
-        first_record=net.evaluate,
-        evaluate=net.evaluate,
-        log_every=cfg.measure_every,
+    ufm_history = run_ufm(cfg, K, unit.seed, run_dir) if cfg.ufm.steps else []
+    net = Trainer(cfg, data, unit.seed, resolve_device(cfg.device))
+    history = fit_trainer(
+        net,
         run=run_dir,
-        state=net.state(),
+        log_every=cfg.measure_every,
         checkpoint_every=cfg.checkpoint_every,
         description=f"resnet-ufm: {describe(cfg)}",
+        first_record=net.evaluate,
     )
-    summary = summarize(cfg, K, history, ufm_history)
-    summary["figures"] = render(cfg, run_dir, history, ufm_history, summary)
-    return summary
+    return unit_summary(cfg, K, history, ufm_history)

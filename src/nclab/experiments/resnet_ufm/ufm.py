@@ -1,7 +1,8 @@
 """The extended UFM beside the network: W2 σ(W1 H1) (+ b) at the network's K, with its loss and its
 bias, trained by plain gradient descent (:class:`nclab.models.ufm.BatchedUFM`, one problem, seeded
-with the run's seed) through :func:`nclab.train.fit` in the sub-directory ``ufm/`` of the run
-(its own ``metrics.jsonl`` and checkpoint, so an interrupted run resumes it too).
+with the unit's seed) through :func:`nclab.train.fit` in the sub-directory ``ufm/`` of the unit
+(its own ``metrics.jsonl``, checkpoint and ``summary.json`` when finished, so an interrupted run
+resumes it too).
 
 Each record: ``{"step", "objective", "first": {...}, "second": {...}}`` (:func:`.measure.ufm_levels`).
 """
@@ -33,14 +34,14 @@ def describe_ufm(cfg: ResNetUFMConfig, K: int) -> str:
     return f"extended UFM, ReLU, {loss.upper()}, {b}: K={K}, d={u.d}, n={u.n}"
 
 
-def build_ufm(cfg: ResNetUFMConfig, K: int) -> BatchedUFM:
-    """The one-problem ReLU extended UFM of the run (depth 2, seeded with ``cfg.seed``)."""
+def build_ufm(cfg: ResNetUFMConfig, K: int, seed: int) -> BatchedUFM:
+    """The one-problem ReLU extended UFM of a unit (depth 2, seeded with ``seed``)."""
     loss, bias = ufm_setting(cfg)
     u = cfg.ufm
     spec = UFMSpec(K=K, n=u.n, d=u.d, depth=2, relu=True, loss=loss, bias=bias)
     return BatchedUFM(
         spec,
-        seeds=[cfg.seed],
+        seeds=[seed],
         lambda_w=u.lambda_w,
         lambda_w1=u.lambda_w1,
         lambda_h=u.lambda_h,
@@ -56,12 +57,13 @@ def _record(model: BatchedUFM, K: int) -> dict[str, Any]:
     return {"objective": obj, **ufm_levels(feats, model.classifier[0].detach(), labels, K)}
 
 
-def run_ufm(cfg: ResNetUFMConfig, K: int, run_dir: RunDir) -> list[dict[str, Any]]:
-    """Train the extended UFM in ``run_dir/ufm`` (or read its finished log); its records."""
+def run_ufm(cfg: ResNetUFMConfig, K: int, seed: int, run_dir: RunDir) -> list[dict[str, Any]]:
+    """Train the extended UFM of seed ``seed`` in ``run_dir/ufm`` (or read its finished log); its
+    records."""
     sub = RunDir(run_dir.path / "ufm")
     if sub.finished:
         return sub.read_metrics()
-    model = build_ufm(cfg, K)
+    model = build_ufm(cfg, K, seed)
     history = fit(
         steps=cfg.ufm.steps,
         train_step=lambda t: model.step() or {},
