@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunError
-from ..runs import to_jsonable
+from ..runs import RunDir, to_jsonable
 from . import registry
 from .registry import FAILED, NEEDS_GPU, NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim
 from .summaries import lookup, lookup_std
@@ -158,7 +158,6 @@ def not_run_result(claim: Claim, why: str, mode: str, seeds: int | None = None) 
 
 def read_summaries(jobs: Mapping[str, Mapping[str, Any]]) -> tuple[dict, dict[str, str]]:
     """Each alias's summary (``{"failed": True, ...}`` for a run that raised or did not finish)."""
-    from ..runs import RunDir
 
     summaries, runs = {}, {}
     for alias, job in jobs.items():

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from ..report.claims_report import write_reports
 from ..runs import dumps
 from . import registry
 from .backends import execute
@@ -31,8 +32,6 @@ def reproduce(
 ) -> list[ClaimResult]:
     """Run the claims matching ``patterns`` (all when empty) and write the reports into ``out``."""
     import torch
-
-    from ..report.claims_report import write_reports
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

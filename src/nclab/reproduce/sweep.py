@@ -36,6 +36,8 @@ import numpy as np
 
 from ..config import flatten, read_toml, valid_keys
 from ..errors import ConfigError, RunError
+from ..experiments import get_experiment
+from ..report.figures import Panel, save_panels
 from ..runs import RunDir, dumps
 from .backends import Job, execute
 
@@ -100,7 +102,6 @@ def _split_axes(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def parse_grid(data: Mapping[str, Any]) -> Grid:
     """Validate a grid mapping (as read from TOML) against the experiment's config."""
-    from ..experiments import get_experiment
 
     if "experiment" not in data:
         raise ConfigError("a grid needs 'experiment = \"NAME\"'")
@@ -219,7 +220,6 @@ def aggregate(out: str | Path) -> list[dict[str, Any]]:
 
 
 def _figures(out: Path, grid: Grid, rows: list[dict], metrics: list[str]) -> None:
-    from ..report.figures import Panel, save_panels
 
     done = [r for r in rows if not r["failed"]]
     numeric_axes = [a for a in grid.axes if all(isinstance(v, int | float) for v in grid.axes[a])]

@@ -40,6 +40,19 @@ class ExperimentConfig(Config):
     workers: int = 1
 
 
+class RealDataCfg(Config):
+    """Which real data set (subclasses narrow ``name`` to the sets they accept, with their
+    default, and add their own synthetic data's settings), where its files are, how much of it,
+    and whether to standardise it with the training statistics
+    (:func:`nclab.experiments.common.data.load_real` loads it)."""
+
+    name: str = "digits"
+    data_dir: str | None = None
+    samples_per_class: int | None = None
+    test_samples_per_class: int | None = None
+    standardize: bool = True
+
+
 class ScheduleCfg(Config):
     """The learning rate over training: ``"constant"``; ``"multistep"`` (× ``gamma`` at each
     fraction ``at`` of the length); ``"step"`` (× ``gamma`` every ``every`` epochs);

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import torch
 
+from ...report.figures import pca, plt
+
 COLOURS = ["darkblue", "darkred", "darkgreen", "darkorange", "purple", "teal"]
 
 
@@ -21,7 +23,6 @@ def pca_figure(
 ) -> str:
     """Save one row of PCA scatter plots, one per ``(title, vectors (n, D), labels (n,))``, of the
     items whose label is among the first ``shown`` labels; returns the path."""
-    from ...report.figures import pca, plt
 
     pyplot = plt()
     fig, axes = pyplot.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.4), squeeze=False)

@@ -8,9 +8,8 @@ from typing import Literal
 from pydantic import Field
 
 from ...config import Config
-from ..common.config import ExperimentConfig
+from ..common.config import ExperimentConfig, RealDataCfg
 from ..common.config import TrainCfg as BaseTrainCfg
-from ..common.data import RealDataCfg
 
 DEPTHS = [2, 3, 5, 8, 13, 21, 34]  # the paper's sweep
 

@@ -5,8 +5,14 @@ sentiment task (:mod:`nclab.data.sentiment`, the IMDB stand-in), IMDB reviews fr
 
 from __future__ import annotations
 
+import os
+
 import torch
 
+from ...data.imdb import load_aclimdb
+from ...data.sentences import make_dataset, make_task
+from ...data.sentiment import make_sentiment
+from ...errors import ConfigError
 from ..common.data import load_real
 from .config import DataCfg, DeepLNConfig
 
@@ -18,7 +24,6 @@ class Sentences:
     """A sentence data set (nclab.data.sentences) with the attributes the experiment reads."""
 
     def __init__(self, d: DataCfg, seed: int):
-        from ...data.sentences import make_dataset, make_task
 
         task = make_task(d.nc, d.nw, d.sentence_length, d.num_classes, freq=d.freq, seed=seed)
         data = make_dataset(task, d.nspl, seed=seed)
@@ -34,7 +39,6 @@ def patches(x: torch.Tensor, p: int, name: str) -> torch.Tensor:
     >>> patches(torch.arange(64.).view(1, 64), 4, "digits").shape
     torch.Size([1, 4, 16])
     """
-    from ...errors import ConfigError
 
     if x.dim() == 2 and name == "digits":
         x = x.view(-1, 1, 8, 8)
@@ -50,7 +54,6 @@ def patches(x: torch.Tensor, p: int, name: str) -> torch.Tensor:
 def load_data(cfg: DeepLNConfig):
     """Tokens for a transformer block, a flattened real data set otherwise (refusing a block that
     does not fit the data)."""
-    from ...errors import ConfigError
 
     d, m = cfg.data, cfg.model
     sequence_model = m.block in TRANSFORMERS
@@ -68,8 +71,6 @@ def load_data(cfg: DeepLNConfig):
     if d.name == "sentences":
         return Sentences(d, cfg.seed)
     if d.name == "sentiment":
-        from ...data.sentiment import make_sentiment
-
         return make_sentiment(
             d.nspl,
             d.nspl_test,
@@ -80,10 +81,6 @@ def load_data(cfg: DeepLNConfig):
             seed=cfg.seed,
         )
     if d.name == "imdb":
-        import os
-
-        from ...data.imdb import load_aclimdb
-
         return load_aclimdb(
             d.data_dir or os.environ.get("NCLAB_DATA_DIR"),
             vocab_size=d.text_vocab,

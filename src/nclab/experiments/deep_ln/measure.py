@@ -9,6 +9,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ...collapse import ClassStats
+from ...metrics import collapse_metrics
+from ...theory.gufm import gufm_ce, gufm_mse
+
 
 def fit_loss(
     logits: torch.Tensor, y: torch.Tensor, onehot: torch.Tensor, loss: str
@@ -27,7 +31,6 @@ def measure(model, x, y, xt, yt, lam: float, loss: str, theory) -> dict[str, Any
     head W_L to the GUFM's frame: a simplex ETF for CE, an orthogonal frame for MSE) and
     ``nc3_cos_dist`` = 1 - (1/N) Σ_i cos(x_i, w_{y_i}) (0 at collapse).
     """
-    from ... import ClassStats, collapse_metrics
 
     K = model.head.out_features
     h = model.features(x).double()
@@ -65,6 +68,5 @@ def measure(model, x, y, xt, yt, lam: float, loss: str, theory) -> dict[str, Any
 
 def theory_for(loss: str, K: int, d: int, lam: float):
     """The GUFM optimum the depth-L objective approaches as L grows (the paper's main result)."""
-    from ...theory.gufm import gufm_ce, gufm_mse
 
     return gufm_ce(K, d, lam) if loss == "ce" else gufm_mse(K, d, lam)

@@ -8,9 +8,8 @@ from typing import Literal
 from pydantic import Field
 
 from ...config import Config
-from ..common.config import ExperimentConfig, ScheduleCfg
+from ..common.config import ExperimentConfig, RealDataCfg, ScheduleCfg
 from ..common.config import TrainCfg as BaseTrainCfg
-from ..common.data import RealDataCfg
 
 Sweep = Literal["none", "linear_depth", "nonlinear_depth", "lr"]
 

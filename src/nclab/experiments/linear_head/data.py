@@ -5,6 +5,7 @@ a sweep (every seed included) trains on the same split."""
 
 from __future__ import annotations
 
+from ...data.mixtures import gaussian_mixture
 from ..common.data import load_real
 from .config import LinearHeadConfig
 
@@ -25,8 +26,6 @@ def load_data(cfg: LinearHeadConfig):
 def _load_all(cfg: LinearHeadConfig):
     d = cfg.data
     if d.name == "mixture":
-        from ...data.mixtures import gaussian_mixture
-
         return gaussian_mixture(
             num_classes=10,
             modes_per_class=d.mixture_modes,

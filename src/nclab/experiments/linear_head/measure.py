@@ -22,10 +22,11 @@ from typing import Any
 
 import torch
 
+from ...errors import TheoryError
 from ...metrics import NegativityStats, balancedness
 from ...models.mlp import LinearHeadMLP
 from ...probe import CollapseProbe
-from ...theory.bounds import NetworkQuantities
+from ...theory.bounds import NetworkQuantities, jacot_certificate
 
 F64 = torch.float64
 #: the per-layer keys of a record (None where a metric does not apply to the layer)
@@ -280,8 +281,6 @@ def _head_quantities(head: list[torch.Tensor]) -> tuple[float, float, torch.Tens
 
 def certificate(cfg, model: LinearHeadMLP, x, y, K: int, layers: dict[str, Any]) -> dict[str, Any]:
     """Theorem 3.1's bounds for the trained network beside its measured NC1/kappa(W_L)/NC2/NC3."""
-    from ...errors import TheoryError
-    from ...theory.bounds import jacot_certificate
 
     pen = layers.get(layer_label(model.L - 1), {})
     measured = {k: pen[k] for k in ("nc1_trace", "nc2_kappa", "nc3_cos") if pen.get(k) is not None}

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 
 from ...distributed import sum_over_ranks
 from ...models.mlp import LinearHeadMLP
+from ...models.resnet import resnet20_mlp
 from ...runs import RunDir
 from ...train import TrainState, fit_trainer
 from ...train.optim import make_optimizer, make_scheduler
@@ -53,8 +54,6 @@ def build_model(cfg, job: Mapping[str, Any], input_shape: tuple[int, ...], K: in
         init_scale=m.init_scale,
     )
     if m.backbone == "resnet20":
-        from ...models.resnet import resnet20_mlp
-
         return resnet20_mlp(K, widths, head, in_channels=input_shape[0], width=m.resnet_width, **kw)
     in_dim = 1
     for s in input_shape:

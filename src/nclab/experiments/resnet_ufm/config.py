@@ -7,9 +7,8 @@ from typing import Literal
 
 from ...config import Config
 from ...errors import ConfigError
-from ..common.config import ExperimentConfig, ScheduleCfg, check_train
+from ..common.config import ExperimentConfig, RealDataCfg, ScheduleCfg, check_train
 from ..common.config import TrainCfg as BaseTrainCfg
-from ..common.data import RealDataCfg
 
 
 class DataCfg(RealDataCfg):
