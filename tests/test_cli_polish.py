@@ -138,7 +138,7 @@ def test_run_list_says_when_an_experiment_has_no_presets(capsys, monkeypatch):
     import nclab.experiments as experiments
     from nclab.experiments.protocol import Experiment
 
-    bare = Experiment("bare", "no presets", object, run=lambda cfg, d: {})
+    bare = Experiment("bare", "no presets", object, train=lambda cfg, unit, d, ctx: {})
     monkeypatch.setattr(experiments, "experiment_names", lambda: ["bare"])
     monkeypatch.setattr(experiments, "get_experiment", lambda name: bare)
     _, out, _ = run(["run", "--list"], capsys)
