@@ -1,4 +1,5 @@
-"""Aggregation over seeds: the mean of every numeric leaf of the per-seed summaries, and its std."""
+"""Aggregation over seeds: the mean of every numeric leaf of the per-seed summaries and its std, and
+the reductions over seeds experiments use (:func:`mean`, :func:`std`, :func:`worst`, :func:`rms`)."""
 
 from __future__ import annotations
 
@@ -28,21 +29,38 @@ def aggregate_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any
     ([{'nc1': 2.0}, {'nc1': 3.0}], [{'nc1': 1.0}, {'nc1': 1.0}])
     """
     summaries = [to_jsonable(s) for s in summaries]
-    mean = _combine([s for s in summaries], _mean)
-    std = _combine([s for s in summaries], _std)
-    out = dict(mean) if isinstance(mean, dict) else {"value": mean}
-    out["std"] = std
+    means = _combine([s for s in summaries], mean)
+    out = dict(means) if isinstance(means, dict) else {"value": means}
+    out["std"] = _combine([s for s in summaries], std)
     out["per_seed"] = summaries
     return out
 
 
-def _mean(vals: list[float]) -> float:
-    return sum(vals) / len(vals)
+def mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the values that are not None (None when there are none).
+
+    >>> mean([1.0, None, 2.0]), mean([None])
+    (1.5, None)
+    """
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
 
 
-def _std(vals: list[float]) -> float:
-    m = _mean(vals)
-    return math.sqrt(sum((v - m) ** 2 for v in vals) / len(vals))
+def std(values: Sequence[float]) -> float:
+    """The population standard deviation (over seeds: not the sample's n - 1)."""
+    m = sum(values) / len(values)
+    return math.sqrt(sum((v - m) ** 2 for v in values) / len(values))
+
+
+def worst(values: Sequence[float | None]) -> float | None:
+    """The largest of the values that are not None (the worst seed of an error measure)."""
+    vals = [v for v in values if v is not None]
+    return max(vals) if vals else None
+
+
+def rms(values: Sequence[float]) -> float:
+    """The root mean square."""
+    return math.sqrt(sum(v * v for v in values) / len(values))
 
 
 def _combine(items: list[Any], fn: Callable[[list[float]], float]) -> Any:
@@ -66,6 +84,6 @@ def _combine(items: list[Any], fn: Callable[[list[float]], float]) -> Any:
         # records of the same shape (one per level, layer, ...): combined entry by entry, so
         # "levels.0.nc1" is level 0's mean over seeds, not seed 0's list of levels
         return [_combine([i[j] for i in items], fn) for j in range(len(first))]
-    if fn is _mean:
+    if fn is mean:
         return first if all(i == first for i in items) else items
     return None

@@ -27,8 +27,8 @@ from ...metrics import NegativityStats, balancedness
 from ...models.mlp import LinearHeadMLP
 from ...probe import CollapseProbe
 from ...theory.bounds import NetworkQuantities, jacot_certificate
+from ...validation import F64
 
-F64 = torch.float64
 #: the per-layer keys of a record (None where a metric does not apply to the layer)
 LAYER_KEYS = ("nc1_trace", "nc2_kappa", "nc2_of", "nc3_cos", "balancedness", "negativity")
 

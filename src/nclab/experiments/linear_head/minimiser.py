@@ -44,8 +44,7 @@ from ...curvature import hessian_top_eigenvalue, ntk_operator_norm
 from ...models.mlp import LinearHeadMLP
 from ...theory.jacot_conditioning import jacot_conditioning
 from ...theory.jacot_ntk import jacot_ntk, ntk_sum_bound
-
-F64 = torch.float64
+from ...validation import F64
 
 
 def _kappa(a: torch.Tensor, k: int) -> float:

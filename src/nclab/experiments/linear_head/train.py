@@ -29,6 +29,7 @@ from ...models.resnet import resnet20_mlp
 from ...runs import RunDir
 from ...train import TrainState, fit_trainer
 from ...train.optim import make_optimizer, make_scheduler
+from ..common.evaluation import accuracy
 from ..protocol import Unit
 from .balance_rate import pair_imbalance
 from .config import LinearHeadConfig
@@ -153,16 +154,6 @@ class Trainer:
             sum_over_ranks(total)
         return {"train_loss": float(total) / N, "lr": self.opt.param_groups[0]["lr"]}
 
-    @torch.no_grad()
-    def test_acc(self) -> float:
-        self.model.eval()
-        mb, xt, yt = self.cfg.measure_batch, self.xt, self.yt
-        correct = sum(
-            int((self.model(xt[i : i + mb]).argmax(1) == yt[i : i + mb]).sum())
-            for i in range(0, len(yt), mb)
-        )
-        return correct / max(1, len(yt))
-
     def measure(self, grams: bool) -> dict[str, Any]:
         return measure_layers(
             self.model, self.probe_loader, self.K, first=self.cfg.measure_from, grams=grams
@@ -175,7 +166,7 @@ class Trainer:
         rec = {
             "train_mse": train_mse_from_stats(res["stats"][layer_label(self.model.L)], self.K),
             "train_acc": res["train_acc"],
-            "test_acc": self.test_acc(),
+            "test_acc": accuracy(self.model, self.xt, self.yt, self.cfg.measure_batch),
             "layers": res["layers"],
         }
         if self.cfg.track_imbalance:

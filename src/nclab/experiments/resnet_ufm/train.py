@@ -28,6 +28,7 @@ from ...runs import RunDir
 from ...train import TrainState, fit_trainer
 from ...train.optim import make_optimizer, make_scheduler
 from ..common.devices import resolve_device
+from ..common.evaluation import accuracy
 from ..protocol import Unit
 from .config import ResNetUFMConfig, describe
 from .data import load_images
@@ -105,19 +106,12 @@ class Trainer:
             self.sched.step()
         return {"train_loss": float(total) / N, "lr": lr}
 
-    @torch.no_grad()
-    def test_acc(self) -> float:
-        self.model.eval()
-        mb = self.cfg.measure_batch
-        correct = sum(
-            int((self.model(self.xt[i : i + mb]).argmax(1) == self.yt[i : i + mb]).sum())
-            for i in range(0, len(self.yt), mb)
-        )
-        return correct / max(1, len(self.yt))
-
     def evaluate(self, epoch: int | None = None) -> dict[str, Any]:
         levels = network_levels(self.model, self.probe_loader, self.K, self.cfg.levels)
-        return {"test_acc": self.test_acc(), **levels}
+        return {
+            "test_acc": accuracy(self.model, self.xt, self.yt, self.cfg.measure_batch),
+            **levels,
+        }
 
 
 def train(cfg: ResNetUFMConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from ...report.figures import Panel, save_panels
 from ...theory.ufm import ufm_mse, ufm_mse_bias
 from ...theory.ufm_bias import KEYS_PREDICTED as KEYS
 from ...theory.ufm_bias import ufm_regularized_bias
+from ..common.seeds import mean, worst
 from .measure import measured_norms
 
 #: points with |μ/c - 1| below this (μ = λ_b/(1+λ_b)) are near the kink λ_b^ETF (slow GD)
@@ -53,16 +54,6 @@ def _near_kink(pred) -> bool:
 def _monotone(values: list[float], sign: int) -> bool:
     """Non-increasing (sign -1) or non-decreasing (sign +1) within MONOTONE_TOL."""
     return all(sign * (b - a) >= -MONOTONE_TOL for a, b in pairwise(values))
-
-
-def _mean(values: list[Any]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
-
-def _worst(values: list[Any]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return max(vals) if vals else None
 
 
 def _point(cfg, probs: list[dict], last: dict, measured: list[dict], b: int) -> dict[str, Any]:
@@ -107,12 +98,12 @@ def _end(cfg, grid: list[dict], lam: float) -> dict[str, Any]:
         lambda_w=cfg.model.lambda_w,
         lambda_h=cfg.model.lambda_h,
     )
-    rho = _mean([g["measured_norms"]["rho"] for g in pts])
-    rho_mean = _mean([g["measured_norms"]["rho_mean"] for g in pts])
+    rho = mean([g["measured_norms"]["rho"] for g in pts])
+    rho_mean = mean([g["measured_norms"]["rho_mean"] for g in pts])
     return {
         "lambda_b": lam,
-        **{k: _mean([g["metrics"][k] for g in pts]) for k in KEYS},
-        "of_fraction": _mean([g["of_fraction"] for g in pts]),
+        **{k: mean([g["metrics"][k] for g in pts]) for k in KEYS},
+        "of_fraction": mean([g["of_fraction"] for g in pts]),
         "rho": rho,
         "rho_mean": rho_mean,
         "rho_gap_thm32": abs(rho - thm32.rho) / thm32.rho,
@@ -129,7 +120,7 @@ def bias_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict])
     lams = sorted({g["lambda_b"] for g in grid})
     by = {lam: [g for g in grid if g["lambda_b"] == lam] for lam in lams}
     off = [g for g in grid if not g["near_kink"]]
-    mean = {k: [_mean([g["metrics"][k] for g in by[lam]]) for lam in lams] for k in KEYS}
+    means = {k: [mean([g["metrics"][k] for g in by[lam]]) for lam in lams] for k in KEYS}
     pred0 = probs[0]["pred"]
     return {
         "model": "plain UFM, MSE, regularised bias: sweep over λ_b",
@@ -137,18 +128,18 @@ def bias_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict])
         "threshold": pred0.threshold,
         "lambda_b_etf": pred0.lambda_b_etf,
         "lambda_bs": lams,
-        "metrics": mean,
+        "metrics": means,
         "theory_metrics": {k: [by[lam][0]["theory_metrics"][k] for lam in lams] for k in KEYS},
-        "of_fraction": [_mean([g["of_fraction"] for g in by[lam]]) for lam in lams],
+        "of_fraction": [mean([g["of_fraction"] for g in by[lam]]) for lam in lams],
         "theory_of_fraction": [by[lam][0]["theory_of_fraction"] for lam in lams],
         "monotone": {
-            "nc2_of_nonincreasing": _monotone(mean["nc2_of"], -1),
-            "nc2_w_etf_nondecreasing": _monotone(mean["nc2_w_etf"], +1),
+            "nc2_of_nonincreasing": _monotone(means["nc2_of"], -1),
+            "nc2_w_etf_nondecreasing": _monotone(means["nc2_w_etf"], +1),
         },
-        "objective_gap": _worst([g["objective_gap"] for g in grid]),
-        "objective_gap_off_kink": _worst([g["objective_gap"] for g in off]),
-        "metric_gap": _worst([g["metric_gap"] for g in grid]),
-        "metric_gap_off_kink": _worst([g["metric_gap"] for g in off]),
+        "objective_gap": worst([g["objective_gap"] for g in grid]),
+        "objective_gap_off_kink": worst([g["objective_gap"] for g in off]),
+        "metric_gap": worst([g["metric_gap"] for g in grid]),
+        "metric_gap_off_kink": worst([g["metric_gap"] for g in off]),
         "near_kink_margin": NEAR_KINK,
         "ends": {"etf": _end(cfg, grid, lams[0]), "of": _end(cfg, grid, lams[-1])},
         "points": len(lams),
@@ -175,11 +166,11 @@ def bias_figure(path, cfg, summary: dict):
         "GD": (lams, summary["of_fraction"]),
         "theory": (dense, [p.of_fraction for p in preds]),
     }
-    worst = [max(g["objective_gap"] for g in summary["grid"] if g["lambda_b"] == x) for x in lams]
+    gaps = [max(g["objective_gap"] for g in summary["grid"] if g["lambda_b"] == x) for x in lams]
     panels = [
         panel("NC2 / NC3 against λ_b (mean of seeds)", nc),
         panel("ρ_mean / ρ (0: simplex ETF, 1: orthogonal frame)", frac),
-        panel("|f - f*| / f* (worst seed)", {"gap": (lams, worst)}, logy=True),
+        panel("|f - f*| / f* (worst seed)", {"gap": (lams, gaps)}, logy=True),
     ]
     title = (
         f"regularised bias: K={cfg.model.K}, d={cfg.model.d}, n={cfg.model.n}, λ_W={cfg.model.lambda_w:g}, "

@@ -30,8 +30,8 @@ from ...errors import ConfigError
 from ...report.figures import Panel, save_panels
 from ...runs import RunDir
 from ...theory.fixed_features import FixedFeaturesPrediction, ridge_classifier, ufm_fixed_features
-
-F64 = torch.float64
+from ...validation import F64
+from ..common.seeds import mean, rms
 
 
 def prediction(cfg: Any) -> FixedFeaturesPrediction:
@@ -100,14 +100,6 @@ def one_problem(cfg: Any, pred: FixedFeaturesPrediction, hbar: torch.Tensor, n: 
     }
 
 
-def _rms(values: list[float]) -> float:
-    return math.sqrt(sum(v * v for v in values) / len(values))
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
-
-
 def run_fixed(cfg: Any, run_dir: RunDir, seeds: list[int]) -> dict[str, Any]:
     """The whole sweep (every n x every seed), one record per n; returns the summary."""
     pred = prediction(cfg)
@@ -129,13 +121,13 @@ def run_fixed(cfg: Any, run_dir: RunDir, seeds: list[int]) -> dict[str, Any]:
 
 def fixed_summary(cfg, pred, ns: list[int], seeds: list[int], rows: list[dict]) -> dict[str, Any]:
     """The summary of a fixed-features run (module docstring)."""
-    gap = [_rms(r["gap"]) for r in rows]
+    gap = [rms(r["gap"]) for r in rows]
     slope = float(np.polyfit(np.log(ns), np.log(gap), 1)[0])
-    scale = [_mean(r["scale"]) for r in rows]
+    scale = [mean(r["scale"]) for r in rows]
     series = {
         "gap": gap,
         "gap_sqrt_n": [g * math.sqrt(n) for g, n in zip(gap, ns, strict=True)],
-        "gap_to_w_star": [_mean(r["gap_to_w_star"]) for r in rows],
+        "gap_to_w_star": [mean(r["gap_to_w_star"]) for r in rows],
         "scale": scale,
         "scale_gap": [abs(s - pred.w_hat_scale) / pred.w_hat_scale for s in scale],
         "nc2_w_of": [max(r["nc2_w_of"]) for r in rows],

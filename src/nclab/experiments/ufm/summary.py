@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...models.ufm import BatchedUFM
+from ..common.seeds import mean, worst
 from .config import describe, threshold_lambda
 from .measure import expected_zero, measured_norms, rel_gap, theory_norms
 
@@ -19,15 +20,6 @@ from .measure import expected_zero, measured_norms, rel_gap, theory_norms
 #: curvature of the collapsed mode vanishes there); they are reported but kept out of the
 #: "off_threshold" maxima
 NEAR_THRESHOLD = 0.1
-
-
-def _worst(values: list[Any]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return max(vals) if vals else None
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
 
 
 def _metrics_of(last: dict, b: int) -> dict[str, dict[str, Any]]:
@@ -58,30 +50,30 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
     pred, note = probs[0]["pred"], probs[0]["note"]
     B = model.B
     per_problem = [_metrics_of(last, b) for b in range(B)]
-    worst = {
-        layer: {k: _worst([p[layer][k] for p in per_problem]) for k in keys}
+    worst_metrics = {
+        layer: {k: worst([p[layer][k] for p in per_problem]) for k in keys}
         for layer, keys in per_problem[0].items()
     }
     expected = expected_zero(cfg, pred)
-    cmax, cat = _collapse_max(worst, expected) if expected else (None, None)
+    cmax, cat = _collapse_max(worst_metrics, expected) if expected else (None, None)
     measured, theory = _norms(cfg, model, probs)
     tn = theory[0]
-    norm_gaps = {k: _worst([rel_gap(m.get(k), tn[k]) for m in measured]) for k in tn}
+    norm_gaps = {k: worst([rel_gap(m.get(k), tn[k]) for m in measured]) for k in tn}
     flat = (lambda m: m["H"]) if cfg.model.depth == 1 else (lambda m: m)
     return {
         "model": describe(cfg),
         "theorem": note,
-        "objective": _mean(last["objective"]),
+        "objective": mean(last["objective"]),
         "objective_per_seed": last["objective"],
         "theory_objective": pred.objective if pred is not None else None,
-        "objective_gap": _worst(last["objective_gap"]),
-        "metrics": flat(worst),
+        "objective_gap": worst(last["objective_gap"]),
+        "metrics": flat(worst_metrics),
         "expected_zero": {layer: list(keys) for layer, keys in expected.items()},
         "collapse_max": cmax,
         "collapse_max_at": cat,
         "theory": pred.to_dict() if pred is not None else None,
         "theory_norms": tn,
-        "measured_norms": {k: _mean([m[k] for m in measured]) for k in measured[0]},
+        "measured_norms": {k: mean([m[k] for m in measured]) for k in measured[0]},
         "norm_gaps": norm_gaps,
         "per_seed": [
             {
@@ -141,14 +133,14 @@ def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]
         "theorem": probs[0]["note"],
         "threshold_lambda": threshold_lambda(cfg),
         "lambdas": lams,
-        "objective": [_mean([g["objective"] for g in by_lam[lam]]) for lam in lams],
+        "objective": [mean([g["objective"] for g in by_lam[lam]]) for lam in lams],
         "theory_objective": [by_lam[lam][0]["theory_objective"] for lam in lams],
-        "objective_gap": _worst([g["objective_gap"] for g in grid]),
-        "objective_gap_off_threshold": _worst([g["objective_gap"] for g in off]),
+        "objective_gap": worst([g["objective_gap"] for g in grid]),
+        "objective_gap_off_threshold": worst([g["objective_gap"] for g in off]),
         "near_threshold_margin": NEAR_THRESHOLD,
         # the metrics that vanish at the optimum, worst over the collapsed off-threshold points
-        "metrics": {k: _worst([g["metrics"][k] for g in collapsed_off]) for k in keys},
-        "collapse_max": _worst([g["collapse_max"] for g in collapsed_off]),
+        "metrics": {k: worst([g["metrics"][k] for g in collapsed_off]) for k in keys},
+        "collapse_max": worst([g["collapse_max"] for g in collapsed_off]),
         "points": len(lams),
         "seeds": sorted({g["seed"] for g in grid}),
         "steps": cfg.train.steps,
