@@ -37,13 +37,13 @@ SHORTEN: dict[str, dict[str, Any]] = {
     "linear-head": {"train.epochs": 4, "measure_every": 2},
     "deep-ln": {"train.epochs": 4, "log_every": 2, "monotone.epochs_after": 4},
     "fc-transformer": {
-        "nspl": 2,
-        "n_test": 2,
-        "epochs": 1,
+        "data.nspl": 2,
+        "data.n_test": 2,
+        "train.epochs": 1,
         "log_every": 1,
         "measure_sentences": 20,
     },
-    "fc-grammar": {"n_train": 50, "n_test": 20, "epochs": 1, "log_every": 1},
+    "fc-grammar": {"data.n_train": 50, "data.n_test": 20, "train.epochs": 1, "log_every": 1},
     "resnet-ufm": {
         "train.epochs": 2,
         "measure_every": 1,
