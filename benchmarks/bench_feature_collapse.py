@@ -105,12 +105,17 @@ def time_to_result(
     """Our best path on fig3, from data generation until the criterion holds (and, with
     ``until_converged``, on to the minimiser, to show the criterion still holds there)."""
     from nclab.experiments import get_experiment
-    from nclab.experiments.feature_collapse import Trainer
+    from nclab.experiments.feature_collapse.train import Trainer
 
     exp = get_experiment("feature-collapse")
     t0 = time.perf_counter()
     cfg = exp.config(
-        "fig3-fast", {"lbfgs_iters": check_every, "epochs": 10_000, "init_scale": init_scale}
+        "fig3-fast",
+        {
+            "train.lbfgs_iters": check_every,
+            "train.epochs": 10_000,
+            "model.init_scale": init_scale,
+        },
     )
     tr = Trainer(cfg)
     rec, out = {}, {}
@@ -120,12 +125,12 @@ def time_to_result(
         norm = float(tr.net.W.detach().norm(dim=1).mean())
         rec = {
             "seconds": time.perf_counter() - t0,
-            "lbfgs_iterations": tr.steps,
+            "lbfgs_iterations": tr.optimizer_steps,
             "test_acc": acc,
             "word_norm_mean": norm,
         }
         print(
-            f"  L-BFGS it {tr.steps:4d}  {rec['seconds']:7.1f} s  test acc {acc:.4f}  "
+            f"  L-BFGS it {tr.optimizer_steps:4d}  {rec['seconds']:7.1f} s  test acc {acc:.4f}  "
             f"mean |w| {norm:.5f}",
             flush=True,
         )

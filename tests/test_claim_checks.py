@@ -33,17 +33,17 @@ CHECKS = [(c, chk) for c in CLAIMS if c.runnable("quick") for chk in c.checks]
 #: overrides that cut each experiment's training short, keeping its summary's structure
 SHORTEN: dict[str, dict[str, Any]] = {
     "ufm": {"steps": 400, "log_every": 200, "checkpoint_every": 0},
-    "feature-collapse": {"epochs": 4, "log_every": 2},
+    "feature-collapse": {"train.epochs": 4, "log_every": 2},
     "linear-head": {"train.epochs": 4, "measure_every": 2},
     "deep-ln": {"train.epochs": 4, "log_every": 2, "monotone.epochs_after": 4},
     "fc-transformer": {
-        "nspl": 2,
-        "n_test": 2,
-        "epochs": 1,
+        "data.nspl": 2,
+        "data.n_test": 2,
+        "train.epochs": 1,
         "log_every": 1,
         "measure_sentences": 20,
     },
-    "fc-grammar": {"n_train": 50, "n_test": 20, "epochs": 1, "log_every": 1},
+    "fc-grammar": {"data.n_train": 50, "data.n_test": 20, "train.epochs": 1, "log_every": 1},
     "resnet-ufm": {
         "train.epochs": 2,
         "measure_every": 1,
@@ -76,7 +76,7 @@ SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
         "measure_every": 100,
     },
     # the Zipf problem at K = 1000: the summary's structure is the same at K = 300
-    ("feature-collapse", "fig4b-quick"): {"epochs": 4, "log_every": 2, "K": 300},
+    ("feature-collapse", "fig4b-quick"): {"train.epochs": 4, "log_every": 2, "data.K": 300},
 }
 
 

@@ -12,6 +12,7 @@ from nclab.errors import ConfigError
 from nclab.experiments import get_experiment, resume_run, run_experiment
 from nclab.experiments.fc_grammar import train as grammar_train
 from nclab.experiments.fc_transformer import train as tf_train
+from nclab.experiments.runner import redraw
 from nclab.models.grammarnet import GrammarNet
 from nclab.runs import RunDir
 
@@ -92,16 +93,16 @@ def test_gpt2_classifier_and_language_model_tiny(capfd):
 
 
 TINY_TF = {
-    "nw": 30,
-    "L": 5,
-    "K": 12,
-    "nspl": 10,
-    "n_test": 3,
-    "d": 16,
-    "n_head": 2,
-    "n_layer": 1,
-    "epochs": 2,
-    "batch_size": 20,
+    "data.nw": 30,
+    "data.L": 5,
+    "data.K": 12,
+    "data.nspl": 10,
+    "data.n_test": 3,
+    "model.d": 16,
+    "model.n_head": 2,
+    "model.n_layer": 1,
+    "train.epochs": 2,
+    "train.batch_size": 20,
     "log_every": 3,
     "checkpoint_every": 3,
     "measure_sentences": 20,
@@ -122,6 +123,9 @@ def test_transformer_experiment_tiny(tmp_path, preset):
     assert s["untrained"]["emb_nc1_trace"] > 0 and s["nc1_vs_untrained"] > 0
     assert (tmp_path / "run" / "figures" / "pca.png").is_file()
     json.dumps(s)
+    (tmp_path / "run" / "figures" / "pca.png").unlink()  # drawn again from the run directory
+    assert redraw(tmp_path / "run") == s["figures"]
+    assert (tmp_path / "run" / "figures" / "pca.png").is_file()
 
 
 def _crash_at(monkeypatch, cls, step):
@@ -151,17 +155,19 @@ def _crash_at(monkeypatch, cls, step):
             "fc-grammar",
             "a5-cfg-quick",
             {
-                "K": 6,
-                "symbols": [4, 4, 4],
-                "choices": 2,
-                "children": 2,
-                "widths": [4, 6, 6],
-                "hidden": 8,
-                "n_train": 60,
-                "n_test": 20,
-                "epochs": 2,
-                "batch_size": 10,
-                "warmup_steps": 10,  # of 12 steps: the crash at step 7 is inside the warm-up
+                "data.K": 6,
+                "data.symbols": [4, 4, 4],
+                "data.choices": 2,
+                "data.children": 2,
+                "model.widths": [4, 6, 6],
+                "model.hidden": 8,
+                "data.n_train": 60,
+                "data.n_test": 20,
+                "train.epochs": 2,
+                "train.batch_size": 10,
+                # of 12 steps: the crash at step 7 is inside the warm-up
+                "train.schedule.kind": "warmup",
+                "train.schedule.warmup": 10,
                 "log_every": 3,
                 "checkpoint_every": 3,
             },
@@ -196,7 +202,8 @@ def test_presets_validate():
             exp.config(preset)
     tf = get_experiment("fc-transformer")
     a3 = tf.config("a3-uniform")
-    assert (a3.d, a3.n_layer, a3.n_head, a3.K * a3.nspl, a3.epochs, a3.lr) == (
+    m, d, t = a3.model, a3.data, a3.train
+    assert (m.d, m.n_layer, m.n_head, d.K * d.nspl, t.epochs, t.lr) == (
         512,
         2,
         8,
@@ -204,36 +211,44 @@ def test_presets_validate():
         3,
         1e-4,
     )
-    assert (a3.weight_decay, a3.beta1, a3.beta2) == (0.1, 0.9, 0.95)
+    assert (t.weight_decay, t.betas) == (0.1, (0.9, 0.95))
     a4 = tf.config("a4-lm")
-    assert a4.task == "lm" and a4.K * a4.nspl == 1_000_000 and a4.epochs == 1
-    cfg = get_experiment("fc-grammar").config("a5-cfg")
-    assert (cfg.K, len(cfg.symbols), cfg.choices, cfg.children, cfg.n_test) == (100, 4, 5, 8, 1000)
+    assert a4.task == "lm" and a4.data.K * a4.data.nspl == 1_000_000 and a4.train.epochs == 1
+    d = get_experiment("fc-grammar").config("a5-cfg").data
+    assert (d.K, len(d.symbols), d.choices, d.children, d.n_test) == (100, 4, 5, 8, 1000)
 
 
 def test_grammar_figures_with_more_test_sentences_than_drawn(tmp_path):
     """The PCA figures draw the first 200 test sentences: their latent labels must be those
     sentences' (a run with n_test > 200 once failed there, after training)."""
     exp = get_experiment("fc-grammar")
-    over = {"K": 4, "symbols": [3, 3, 3], "choices": 2, "children": 2, "widths": [4, 4, 4]}
-    over |= {"hidden": 6, "n_train": 20, "n_test": 230, "epochs": 1, "batch_size": 10}
+    over = {"data.K": 4, "data.symbols": [3, 3, 3], "data.choices": 2, "data.children": 2}
+    over |= {"model.widths": [4, 4, 4]}
+    over |= {"model.hidden": 6, "data.n_train": 20, "data.n_test": 230, "train.epochs": 1}
+    over |= {"train.batch_size": 10}
     summary = run_experiment(exp, exp.config("a5-cfg-quick", over), tmp_path / "run")
     assert [Path(f).name for f in summary["figures"]] == ["pca_trained.png", "pca_untrained.png"]
+    assert all(Path(f).stat().st_size > 0 for f in summary["figures"])
+    for f in summary["figures"]:  # drawn again from the run directory alone
+        Path(f).unlink()
+    assert redraw(tmp_path / "run") == summary["figures"]
     assert all(Path(f).stat().st_size > 0 for f in summary["figures"])
 
 
 def test_grammar_warmup_grows_the_learning_rate_linearly():
     exp = get_experiment("fc-grammar")
-    over = {"K": 4, "symbols": [3, 3, 3], "choices": 2, "children": 2, "widths": [4, 4, 4]}
-    over |= {"hidden": 6, "n_train": 20, "n_test": 4, "batch_size": 10, "lr": 1e-3}
-    tr = grammar_train.Trainer(exp.config("a5-cfg-quick", over | {"warmup_steps": 4}))
+    over = {"data.K": 4, "data.symbols": [3, 3, 3], "data.choices": 2, "data.children": 2}
+    over |= {"model.widths": [4, 4, 4]}
+    over |= {"model.hidden": 6, "data.n_train": 20, "data.n_test": 4, "train.batch_size": 10}
+    over |= {"train.lr": 1e-3, "train.schedule.kind": "warmup"}
+    tr = grammar_train.Trainer(exp.config("a5-cfg-quick", over | {"train.schedule.warmup": 4}))
     lrs = []
-    for step in range(6):
-        tr.train_step(step)
+    for step in range(6):  # the learning rate each step takes
         lrs.append(tr.opt.param_groups[0]["lr"])
+        tr.train_step(step)
     assert lrs == pytest.approx([2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3, 1e-3])
-    with pytest.raises(ConfigError, match="warmup_steps"):
-        grammar_train.Trainer(exp.config("a5-cfg-quick", over | {"warmup_steps": -1}))
+    with pytest.raises(ConfigError, match="warmup"):
+        exp.config("a5-cfg-quick", over | {"train.schedule.warmup": -1})
 
 
 def test_grammar_zero_head_starts_at_the_uniform_prediction_and_learns():
@@ -247,8 +262,10 @@ def test_grammar_zero_head_starts_at_the_uniform_prediction_and_learns():
     assert torch.count_nonzero(zero(x)) == 0 and torch.count_nonzero(plain(x)) > 0
     torch.testing.assert_close(zero.levels(x), plain.levels(x))  # only the head differs
     exp = get_experiment("fc-grammar")
-    over = {"K": 4, "symbols": [3, 3, 3], "choices": 2, "children": 2, "widths": [4, 4, 4]}
-    over |= {"hidden": 6, "n_train": 20, "n_test": 4, "batch_size": 10, "zero_head": True}
+    over = {"data.K": 4, "data.symbols": [3, 3, 3], "data.choices": 2, "data.children": 2}
+    over |= {"model.widths": [4, 4, 4]}
+    over |= {"model.hidden": 6, "data.n_train": 20, "data.n_test": 4, "train.batch_size": 10}
+    over |= {"model.zero_head": True}
     tr = grammar_train.Trainer(exp.config("a5-cfg-quick", over))
     head = tr.net.blocks[-1][2]
     loss0 = torch.nn.functional.cross_entropy(tr.net(tr.x[:10].long()), tr.y[:10])

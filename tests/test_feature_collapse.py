@@ -1,13 +1,18 @@
 """The feature-collapse experiment: training h / h*, theory beside it, resume, presets, claims."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
 
+from nclab.config import apply_overrides
 from nclab.errors import ConfigError
-from nclab.experiments import feature_collapse as fc
 from nclab.experiments import get_experiment, resume_run, run_experiment
+from nclab.experiments.feature_collapse import PAPER, FCConfig
+from nclab.experiments.feature_collapse.config import check, weight_decays
+from nclab.experiments.feature_collapse.summary import theory_for
+from nclab.experiments.feature_collapse.train import Trainer, remeasure
 from nclab.reproduce import all_claims, lookup
 from nclab.reproduce.claims.laurent import CLAIMS
 from nclab.runs import RunDir
@@ -24,12 +29,22 @@ SUMMARY_KEYS = {
     "theory",
     "paper",
     "seconds",
+    "untrained",
+    "pca_singular_values",
 }
+LBFGS = {"train.optimizer": "lbfgs", "train.epochs": 30, "train.lbfgs_history": 50}
+
+
+def config(over: dict | None = None) -> FCConfig:
+    """The default config with dotted overrides (``{"data.nw": 60}``), checked."""
+    cfg = apply_overrides(FCConfig(), over or {})
+    check(cfg)
+    return cfg
 
 
 def train(cfg):
-    tr = fc.Trainer(cfg)
-    for e in range(cfg.epochs):
+    tr = Trainer(cfg)
+    for e in range(cfg.train.epochs):
         tr.train_epoch(e)
         if tr.converged:
             break
@@ -38,11 +53,11 @@ def train(cfg):
 
 def test_small_uniform_h_reaches_theorem1():
     """Type-I collapse, and the norms of Theorem 1 for this instance within a few %."""
-    cfg = fc.FCConfig(
-        nw=60, L=12, K=200, nspl=10, d=16, optimizer="lbfgs", epochs=30, lbfgs_history=50
+    cfg = config(
+        {"data.nw": 60, "data.L": 12, "data.K": 200, "data.nspl": 10, "model.d": 16} | LBFGS
     )
     tr = train(cfg)
-    m, th = tr.measure(full=False), fc.theory_for(cfg)
+    m, th = tr.measure(full=False), theory_for(cfg)
     assert th["which"] == "fc-thm1"
     assert m["test_acc"] == 1.0 and m["collapse_type"] == "type-I"
     assert m["word_norm_mean"] == pytest.approx(th["word_norm"], rel=0.03)
@@ -50,18 +65,19 @@ def test_small_uniform_h_reaches_theorem1():
 
 
 def test_small_zipf_h_star_beats_h():
-    common = dict(freq="zipf", nw=600, K=60, d=8, nspl=5, L=10)
-    h = train(fc.FCConfig(**common, optimizer="lbfgs", epochs=30, lbfgs_history=50))
-    hs = train(fc.FCConfig(**common, layer_norm="fixed", epochs=100))
+    common = {"data.freq": "zipf", "data.nw": 600, "data.K": 60, "model.d": 8, "data.nspl": 5}
+    common |= {"data.L": 10}
+    h = train(config(common | LBFGS))
+    hs = train(config(common | {"model.layer_norm": "fixed", "train.epochs": 100}))
     acc_h, acc_hs = h.measure(False)["test_acc"], hs.measure(False)["test_acc"]
     assert acc_hs >= acc_h and acc_hs >= 0.99
 
 
 def test_sgd_and_lbfgs_reach_the_same_minimiser():
     """The fast path minimises the faithful objective: SGD run long approaches its solution."""
-    common = dict(nw=30, L=8, K=60, nspl=10, d=12)
-    lb = train(fc.FCConfig(**common, optimizer="lbfgs", epochs=30, lbfgs_history=50))
-    sgd = train(fc.FCConfig(**common, epochs=1500, init_scale=0.1))
+    common = {"data.nw": 30, "data.L": 8, "data.K": 60, "data.nspl": 10, "model.d": 12}
+    lb = train(config(common | LBFGS))
+    sgd = train(config(common | {"train.epochs": 1500, "model.init_scale": 0.1}))
     a, b = lb.measure(False), sgd.measure(False)
     assert b["train_objective"] >= a["train_objective"] - 1e-5  # L-BFGS found the lower value
     assert b["train_objective"] == pytest.approx(a["train_objective"], rel=0.02)
@@ -73,49 +89,55 @@ def test_sgd_and_lbfgs_reach_the_same_minimiser():
 @pytest.mark.parametrize(
     "over, match",
     [
-        ({"nw": 100}, "multiple of nc"),
-        ({"nspl": 0}, "nspl"),
-        ({"lam": -1e-3}, ">= 0"),
-        ({"lam": 0.0, "optimizer": "lbfgs"}, "no minimiser"),
-        ({"freq": "pareto"}, "invalid value"),
+        ({"data.nw": 100}, "multiple of nc"),
+        ({"data.nspl": 0}, "nspl"),
+        ({"train.weight_decay": -1e-3}, ">= 0"),
+        ({"train.weight_decay_w": -1e-3}, ">= 0"),
+        ({"train.weight_decay": 0.0, "train.optimizer": "lbfgs"}, "no minimiser"),
+        ({"data.freq": "pareto"}, "invalid value"),
+        ({"train.momentum": 0.9}, "momentum"),
+        ({"train.schedule.kind": "multistep"}, "schedule"),
+        ({"data.K": 10, "data.L": 2, "data.distinct": True}, "distinct latent"),
     ],
 )
 def test_bad_configs(over, match):
+    """A bad setting fails when the config is resolved, before any work, naming the field."""
     with pytest.raises(ConfigError, match=match):
-        fc.Trainer(EXP.config("fig3-quick", over))
+        EXP.config("fig3-quick", over)
 
 
 def test_theory_selection():
-    th = fc.theory_for(fc.FCConfig())
+    th = theory_for(FCConfig())
     assert th["which"] == "fc-thm1" and round(th["word_norm"], 5) == 1.42214
-    th = fc.theory_for(fc.FCConfig(freq="zipf"))
+    th = theory_for(config({"data.freq": "zipf"}))
     assert th["which"] is None and th["fc-thm2"]["applies"] is False  # K != nc^L, above bound
-    th = fc.theory_for(fc.FCConfig(layer_norm="fixed"))
+    th = theory_for(config({"model.layer_norm": "fixed"}))
     assert th["which"] == "fc-thm3" and th["word_rep_norm"] == pytest.approx(10.0)
-    assert "no theorem" in fc.theory_for(fc.FCConfig(layer_norm="learnable"))["note"]
-    assert fc.theory_for(fc.FCConfig(lam=0.0))["fc-thm1"]["applies"] is False
+    assert "no theorem" in theory_for(config({"model.layer_norm": "learnable"}))["note"]
+    assert theory_for(config({"train.weight_decay": 0.0}))["fc-thm1"]["applies"] is False
 
 
-TINY = {"nw": 30, "L": 6, "K": 40, "d": 8, "nspl": 5, "log_every": 2, "checkpoint_every": 2}
+TINY = {"data.nw": 30, "data.L": 6, "data.K": 40, "model.d": 8, "data.nspl": 5}
+TINY |= {"log_every": 2, "checkpoint_every": 2}
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "lbfgs"])
 def test_resume_gives_the_uninterrupted_numbers(tmp_path, monkeypatch, optimizer):
-    over = {**TINY, "optimizer": optimizer, "epochs": 6, "init_scale": 0.1, "lbfgs_iters": 3}
-    cfg = EXP.config("fig3-quick", over)
+    over = {**TINY, "train.optimizer": optimizer, "train.epochs": 6, "model.init_scale": 0.1}
+    cfg = EXP.config("fig3-quick", over | {"train.lbfgs_iters": 3})
     full = run_experiment(EXP, cfg, tmp_path / "a")
-    original = fc.Trainer.train_epoch
+    original = Trainer.train_epoch
 
     def crash(self, epoch):
         if epoch == 4:
             raise RuntimeError("interrupted")
         return original(self, epoch)
 
-    monkeypatch.setattr(fc.Trainer, "train_epoch", crash)
+    monkeypatch.setattr(Trainer, "train_epoch", crash)
     with pytest.raises(RuntimeError, match="interrupted"):
         run_experiment(EXP, cfg, tmp_path / "b")
     assert RunDir(tmp_path / "b").checkpoint_path.is_file()
-    monkeypatch.setattr(fc.Trainer, "train_epoch", original)
+    monkeypatch.setattr(Trainer, "train_epoch", original)
     resumed = resume_run(tmp_path / "b")
     for key in ("test_acc", "train_loss", "word_norm_mean", "u_norm_mean", "steps"):
         assert resumed[key] == pytest.approx(full[key], rel=1e-6), key
@@ -123,7 +145,7 @@ def test_resume_gives_the_uninterrupted_numbers(tmp_path, monkeypatch, optimizer
 
 
 def test_summary_keys_figures_and_claim_paths(tmp_path):
-    cfg = EXP.config("fig3-quick", {**TINY, "epochs": 4})
+    cfg = EXP.config("fig3-quick", {**TINY, "train.epochs": 4})
     s = run_experiment(EXP, cfg, tmp_path / "run", preset="fig3-quick")
     assert SUMMARY_KEYS <= set(s)
     assert s["paper"]["theory_word_norm"] == 1.42214 and s["theory"]["which"] == "fc-thm1"
@@ -131,12 +153,43 @@ def test_summary_keys_figures_and_claim_paths(tmp_path):
         p.name for p in (tmp_path / "run" / "figures").iterdir()
     }
     json.dumps(s)
+    again = remeasure(tmp_path / "run", figures=False)  # one seed: the run directory's unit
+    assert again["remeasured"] is True and again["figures"] == s["figures"]
+    for key in ("test_acc", "word_norm_mean", "untrained", "pca_singular_values", "seconds"):
+        assert again[key] == s[key], key
     for claim in CLAIMS:  # every path a claim reads exists in a summary of this experiment
         for path in list(claim.measured.values()) + list(claim.theory.values()):
             key = path.rpartition(":")[2]
             if key.startswith("theory."):
                 continue
             lookup({"main": s}, key)
+
+
+def test_remeasure_and_redraw_from_the_run_directory(tmp_path):
+    """A finished run of two seeds measured again from its units' final_state.pt gives the same
+    summaries (the PCA singular values included); its figures are drawn again from the directory
+    alone, each unit's in its own."""
+    cfg = EXP.config("fig3-quick", {**TINY, "train.epochs": 4})
+    s = run_experiment(EXP, cfg, tmp_path / "run", seeds=2, preset="fig3-quick")
+    assert len(s["figures"]) == 6
+    for png in (tmp_path / "run").rglob("*.png"):
+        png.unlink()
+    again = remeasure(tmp_path / "run")
+    assert again["remeasured"] is True and again["seeds"] == [0, 1]
+    keys = ("test_acc", "word_norm_mean", "word_nc1_vs_untrained", "untrained", "steps")
+    for key in (*keys, "pca_singular_values", "seconds", "preset"):
+        assert again[key] == s[key], key
+    for old, new in zip(s["per_seed"], again["per_seed"], strict=True):
+        assert {k: new[k] for k in keys} == {k: old[k] for k in keys}
+        assert new["pca_singular_values"] == old["pca_singular_values"]
+    figures = {str(Path(f).relative_to(tmp_path / "run")) for f in again["figures"]}
+    assert figures == {
+        f"units/seed-{seed}/figures/{name}.png"
+        for seed in (0, 1)
+        for name in ("pca", "norms", "curves")
+    }
+    assert all(Path(f).is_file() for f in again["figures"])
+    assert RunDir(tmp_path / "run").read_summary()["figures"] == again["figures"]
 
 
 def test_presets_and_claims_are_consistent():
@@ -151,15 +204,15 @@ def test_presets_and_claims_are_consistent():
             assert spec.quick in EXP.presets and spec.full in EXP.presets
     for name in EXP.presets:
         cfg = EXP.config(name)
-        fc.validate(cfg)
-        assert cfg.figure in fc.PAPER
-    assert EXP.config("fig3").epochs == 1200 and EXP.config("fig4b").epochs == 3000
-    assert EXP.config("fig4c").layer_norm == "fixed" and EXP.config("fig4a").nspl == 500
-    assert fc.weight_decays(EXP.config("fig4c")) == (0.0, 1e-3)
+        check(cfg)
+        assert cfg.figure in PAPER
+    assert EXP.config("fig3").train.epochs == 1200 and EXP.config("fig4b").train.epochs == 3000
+    assert EXP.config("fig4c").model.layer_norm == "fixed" and EXP.config("fig4a").data.nspl == 500
+    assert weight_decays(EXP.config("fig4c")) == (0.0, 1e-3)
 
 
 def test_learnable_layernorm_trains():
-    tr = train(EXP.config("learnable-ln-quick", {**TINY, "epochs": 3}))
+    tr = train(EXP.config("learnable-ln-quick", {**TINY, "train.epochs": 3}))
     assert tr.net.ln.weight.requires_grad and not torch.equal(
         tr.net.ln.weight.detach(), torch.ones(8)
     )

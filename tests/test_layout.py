@@ -53,13 +53,6 @@ FUNCTION_IMPORTS_ALLOWED: dict[str, str] = {
     "nclab.integrations.*": "optional extras (Lightning, Hugging Face, torchmetrics), imported only "
     "by name",
 }
-#: TEMPORARY: the (module, imported module) pairs of experiments/ and reproduce/ whose nclab import
-#: is still inside a function, left to the rewrite of those packages (issue 24). The list only
-#: shrinks: a new function-level import fails the test, and so does a pair fixed but still listed.
-PENDING_FUNCTION_IMPORTS: set[tuple[str, str]] = {
-    ("nclab.experiments.feature_collapse.figures", "nclab.report.figures"),
-    ("nclab.experiments.feature_collapse.summary", "nclab.data.sentences"),
-}
 #: what theory may import of nclab (it is numpy/scipy only otherwise)
 THEORY_MAY_IMPORT = {"errors", "theory"}
 #: a module over this many lines, or a function over FUNCTION_LINES, says why in its docstring
@@ -261,15 +254,9 @@ def test_imports_inside_functions_are_found():
 
 
 def test_nclab_imports_inside_functions_only_at_the_boundaries():
-    """An nclab module imported inside a function, outside FUNCTION_IMPORTS_ALLOWED (and the
-    temporary PENDING_FUNCTION_IMPORTS), fails: import it at module level."""
-    assert sorted(function_level_imports() - PENDING_FUNCTION_IMPORTS) == []
-
-
-def test_pending_function_imports_only_shrink():
-    """A pending pair that is fixed leaves the list; only experiments/ and reproduce/ are pending."""
-    assert sorted(PENDING_FUNCTION_IMPORTS - function_level_imports()) == []
-    assert all(_area(m) in {"experiments", "reproduce"} for m, _ in PENDING_FUNCTION_IMPORTS)
+    """An nclab module imported inside a function, outside FUNCTION_IMPORTS_ALLOWED, fails:
+    import it at module level."""
+    assert sorted(function_level_imports()) == []
 
 
 def test_every_allowed_boundary_names_modules():

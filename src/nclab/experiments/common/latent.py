@@ -14,6 +14,20 @@ from ...report.figures import pca, plt
 COLOURS = ["darkblue", "darkred", "darkgreen", "darkorange", "purple", "teal"]
 
 
+def panel_points(
+    vectors: torch.Tensor, labels: torch.Tensor, shown: int = 3, max_points: int = 6000
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The points a PCA panel of ``vectors`` (n, D) labelled ``labels`` (n,) draws: those whose
+    label is among the first ``shown``, at most ``max_points`` of them, evenly spaced (what a unit
+    saves for its figures; again applied, it changes nothing)."""
+    keep = labels < shown
+    v, y = vectors.detach()[keep], labels[keep]
+    if v.shape[0] > max_points:  # deterministic thinning
+        idx = torch.linspace(0, v.shape[0] - 1, max_points).long()
+        v, y = v[idx], y[idx]
+    return v, y
+
+
 def pca_figure(
     path: Path,
     panels: Sequence[tuple[str, torch.Tensor, torch.Tensor]],
@@ -22,16 +36,14 @@ def pca_figure(
     max_points: int = 6000,
 ) -> str:
     """Save one row of PCA scatter plots, one per ``(title, vectors (n, D), labels (n,))``, of the
-    items whose label is among the first ``shown`` labels; returns the path."""
+    items whose label is among the first ``shown`` labels (:func:`panel_points`); returns the
+    path."""
 
     pyplot = plt()
     fig, axes = pyplot.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.4), squeeze=False)
     for ax, (name, vectors, labels) in zip(axes[0], panels, strict=True):
-        keep = labels < shown
-        v, y = vectors.detach().double()[keep], labels[keep]
-        if v.shape[0] > max_points:  # deterministic thinning
-            idx = torch.linspace(0, v.shape[0] - 1, max_points).long()
-            v, y = v[idx], y[idx]
+        v, y = panel_points(vectors, labels, shown, max_points)
+        v = v.double()
         if v.shape[0] >= 2:
             coords, s = pca(v, 3)
             for a in range(shown):

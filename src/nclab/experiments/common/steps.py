@@ -1,18 +1,15 @@
-"""Step-based training shared by the appendix experiments: mini-batches of a run that resumes
-anywhere (the order of epoch e is a function of (seed, e) alone, so step i's batch needs no saved
-generator state), one optimiser step, and the :func:`nclab.train.fit` call."""
+"""Step-based training shared by the appendix experiments (fc-transformer, fc-grammar): mini-batches
+of a run that resumes anywhere (the order of epoch e is a function of (seed, e) alone, so step i's
+batch needs no saved generator state) and one optimiser step."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import torch
 
 from ...errors import ConfigError
 from ...rng import generator
-from ...runs import RunDir
-from ...train import fit
 
 
 class EpochBatches:
@@ -51,18 +48,3 @@ def optimizer_step(opt: torch.optim.Optimizer, loss: torch.Tensor) -> float:
     loss.backward()
     opt.step()
     return value
-
-
-def fit_steps(trainer: Any, cfg: Any, run_dir: RunDir, description: str) -> list[dict[str, Any]]:
-    """:func:`nclab.train.fit` of a step-based trainer (``steps``, ``train_step``, ``evaluate``,
-    ``state``) with the config's ``log_every`` and ``checkpoint_every``."""
-    return fit(
-        steps=trainer.steps,
-        train_step=trainer.train_step,
-        evaluate=trainer.evaluate,
-        log_every=cfg.log_every,
-        run=run_dir,
-        state=trainer.state,
-        checkpoint_every=cfg.checkpoint_every,
-        description=description,
-    )

@@ -17,16 +17,18 @@ from __future__ import annotations
 
 from typing import Any
 
+#: AdamW's lr grows linearly from lr / 1000 to lr over the first 1000 steps
+_WARMUP = {"train.schedule.kind": "warmup", "train.schedule.warmup": 1000}
 _QUICK = {
-    "choices": 2,
-    "children": 4,
-    "widths": [16, 32, 32, 32],
-    "hidden": 64,
-    "n_train": 4000,
-    "n_test": 200,
-    "lr": 1e-3,
-    "epochs": 4,
-    "batch_size": 25,
+    "data.choices": 2,
+    "data.children": 4,
+    "model.widths": [16, 32, 32, 32],
+    "model.hidden": 64,
+    "data.n_train": 4000,
+    "data.n_test": 200,
+    "train.lr": 1e-3,
+    "train.epochs": 4,
+    "train.batch_size": 25,
     "log_every": 80,
     "checkpoint_every": 80,
     "threads": 1,
@@ -38,20 +40,20 @@ _QUICK = {
 #: widths 32/64/64/64 it stayed there for all 9600 steps), reached by a linear warm-up over 1000
 #: steps (measured: without it two seeds of three died on the plateau, with it they learn)
 _MEDIUM = {
-    "children": 4,
-    "widths": [16, 32, 32, 32],
-    "hidden": 64,
-    "n_train": 60_000,
-    "lr": 3e-4,
-    "warmup_steps": 1000,
-    "epochs": 4,
-    "batch_size": 25,
+    "data.children": 4,
+    "model.widths": [16, 32, 32, 32],
+    "model.hidden": 64,
+    "data.n_train": 60_000,
+    "train.lr": 3e-4,
+    **_WARMUP,
+    "train.epochs": 4,
+    "train.batch_size": 25,
     "log_every": 1200,
     "checkpoint_every": 1200,
     "threads": 1,
 }
 PRESETS: dict[str, dict[str, Any]] = {
-    "a5-cfg": {"figure": "a5-cfg", "warmup_steps": 1000, "zero_head": True},
+    "a5-cfg": {"figure": "a5-cfg", **_WARMUP, "model.zero_head": True},
     "a5-cfg-medium": {"figure": "a5-cfg", **_MEDIUM},
     "a5-cfg-quick": {"figure": "a5-cfg", **_QUICK},
 }

@@ -1,6 +1,8 @@
-"""Training the grammar-matched network (A.5) with Adam in :func:`nclab.train.fit` (step-based,
-checkpointed, resumable) and measuring, per level, the collapse of the segment representations by
-the latent symbol that generated them, beside the untrained network's."""
+"""Training the grammar-matched network (A.5) with AdamW through :func:`nclab.train.fit_trainer`
+(step-based, checkpointed, resumable), one unit per seed, and measuring, per level, the collapse
+of the segment representations by the latent symbol that generated them, beside the untrained
+network's. A unit keeps the level representations of the first test sentences of both networks
+in ``figure_data.pt`` (:mod:`.figures` draws them)."""
 
 from __future__ import annotations
 
@@ -14,48 +16,54 @@ from ...data.grammar import make_grammar
 from ...models.grammarnet import GrammarNet
 from ...rng import generator
 from ...runs import RunDir
-from ...train import TrainState
-from ..common.latent import brief, pca_figure
-from ..common.steps import EpochBatches, fit_steps, optimizer_step
-from .config import GrammarConfig, validate
+from ...train import TrainState, fit_trainer
+from ...train.optim import make_optimizer, make_scheduler
+from ..common.latent import brief, panel_points
+from ..common.steps import EpochBatches, optimizer_step
+from ..protocol import Unit
+from .config import GrammarConfig
 from .presets import PAPER
 
 LEVEL_NAMES = ("concept", "meta-concept", "meta-meta-concept", "level-4 symbol", "level-5 symbol")
 _GRAMMAR, _TRAIN, _TEST, _INIT = 0, 1, 2, 3  # generator streams
+FIGURE_DATA = "figure_data.pt"  # a unit's level representations, untrained and trained
+SHOWN = 200  # test sentences in the PCA figures
 
 
 class Trainer:
-    def __init__(self, cfg: GrammarConfig):
-        validate(cfg)
+    """Grammar, data, network, AdamW and its schedule (e.g. a linear warm-up, stepped once per
+    optimiser step) of seed ``seed``; one optimiser step per ``train_step``."""
+
+    def __init__(self, cfg: GrammarConfig, seed: int | None = None):
+        seed = cfg.seed if seed is None else seed
+        d, m, t = cfg.data, cfg.model, cfg.train
         self.cfg = cfg
-        self.grammar = make_grammar(cfg.K, cfg.symbols, cfg.choices, cfg.children, cfg.seed)
-        self.x, self.y = _sample_compact(self.grammar, cfg.n_train, generator(cfg.seed, _TRAIN))
-        self.xt, self.latents, self.yt = self.grammar.sample(cfg.n_test, generator(cfg.seed, _TEST))
-        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator(cfg.seed, _INIT)))
+        self.grammar = make_grammar(d.K, d.symbols, d.choices, d.children, seed)
+        self.x, self.y = _sample_compact(self.grammar, d.n_train, generator(seed, _TRAIN))
+        self.xt, self.latents, self.yt = self.grammar.sample(d.n_test, generator(seed, _TEST))
+        init = int(torch.randint(0, 2**31 - 1, (1,), generator=generator(seed, _INIT)))
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+            torch.manual_seed(init)
             self.net = GrammarNet(
-                cfg.symbols[0],
-                cfg.K,
-                len(cfg.symbols),
-                cfg.children,
-                cfg.widths,
-                cfg.hidden,
-                zero_head=cfg.zero_head,
+                d.symbols[0],
+                d.K,
+                len(d.symbols),
+                d.children,
+                m.widths,
+                m.hidden,
+                zero_head=m.zero_head,
             )
-        self.opt = torch.optim.AdamW(
-            self.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
-        )
-        self.batches = EpochBatches(cfg.n_train, cfg.batch_size, cfg.seed)
-        self.steps = cfg.epochs * self.batches.per_epoch
-        self.state = TrainState(model=self.net, optimizer=self.opt)
+        self.opt = make_optimizer(t, self.net.parameters())
+        self.batches = EpochBatches(d.n_train, t.batch_size, seed)
+        self.steps = t.epochs * self.batches.per_epoch
+        self.sched = make_scheduler(t, self.opt, self.steps)
+        self.state = TrainState(model=self.net, optimizer=self.opt, scheduler=self.sched)
 
     def train_step(self, step: int) -> dict[str, Any]:
-        if self.cfg.warmup_steps:  # linear warm-up: lr * (step + 1) / warmup_steps, then lr
-            for g in self.opt.param_groups:
-                g["lr"] = self.cfg.lr * min(1.0, (step + 1) / self.cfg.warmup_steps)
         idx = self.batches.indices(step)
         v = optimizer_step(self.opt, F.cross_entropy(self.net(self.x[idx].long()), self.y[idx]))
+        if self.sched is not None:
+            self.sched.step()
         return {"train_loss": v, "epoch": self.batches.epoch(step + 1)}
 
     def evaluate(self, step: int) -> dict[str, Any]:
@@ -84,7 +92,7 @@ class Trainer:
         levels = []
         for j, (h, lab) in enumerate(zip(reps, self.latents, strict=True)):
             m = latent_collapse(
-                torch.cat(h), lab, self.cfg.symbols[j + 1], scatter="none", layer_norm=True
+                torch.cat(h), lab, self.cfg.data.symbols[j + 1], scatter="none", layer_norm=True
             )
             levels.append({"level": j + 1, "symbol": LEVEL_NAMES[j], **(m if full else brief(m))})
         n = min(1000, self.x.shape[0])
@@ -110,39 +118,44 @@ def _sample_compact(grammar, n: int, gen: torch.Generator, chunk: int = 2000):
     return torch.cat(xs), torch.cat(ys)
 
 
-def run(cfg: GrammarConfig, run_dir: RunDir) -> dict[str, Any]:
-    tr = Trainer(cfg)
+def train(cfg: GrammarConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:
+    """Train the network of seed ``unit.seed`` in ``run_dir``; its summary."""
+    tr = Trainer(cfg, unit.seed)
     untrained = tr.measure(full=True)  # the same network before training (and before resuming)
-    shown = min(200, cfg.n_test)  # sentences in the PCA figures
-    before = _level_reps(tr, shown)
-    history = fit_steps(tr, cfg, run_dir, f"fc-grammar {cfg.figure}")
+    before = _panel_points(tr)
+    history = fit_trainer(
+        tr,
+        run=run_dir,
+        log_every=cfg.log_every,
+        checkpoint_every=cfg.checkpoint_every,
+        description=f"fc-grammar {cfg.figure}",
+    )
     final = tr.measure(full=True)
-    summary = summarize(cfg, tr.steps, final, untrained, history)
-    after = _level_reps(tr, shown)
-    summary["figures"] = [
-        pca_figure(
-            run_dir.figures / f"pca_{name}.png",
-            [
-                (f"level {j + 1} ({LEVEL_NAMES[j]})", reps[j], tr.latents[j][:shown].reshape(-1))
-                for j in range(len(reps))
-            ],
-            title=f"{cfg.figure}: {name} network, representations by latent symbol "
-            f"(first 3 symbols)",
-        )
-        for name, reps in (("trained", after), ("untrained", before))
+    after = _panel_points(tr)
+    levels = [
+        {"level": j + 1, "symbol": LEVEL_NAMES[j], "labels": y, "untrained": v0, "trained": v1}
+        for j, ((v0, y), (v1, _)) in enumerate(zip(before, after, strict=True))
     ]
-    return summary
+    torch.save({"levels": levels}, run_dir.path / FIGURE_DATA)
+    return unit_summary(cfg, tr.steps, final, untrained, history)
 
 
 @torch.no_grad()
-def _level_reps(tr: Trainer, n: int = 200) -> list[torch.Tensor]:
-    """Level representations of the first ``n`` test sentences, (items, width) per level."""
-    return [h.reshape(-1, h.shape[-1]).clone() for h in tr.net.levels(tr.xt[:n])]
+def _panel_points(tr: Trainer) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Per level, the (representations, latent symbols) its PCA panel draws
+    (:func:`~nclab.experiments.common.latent.panel_points`) of the first ``SHOWN`` test
+    sentences' segments."""
+    n = min(SHOWN, tr.xt.shape[0])
+    reps = tr.net.levels(tr.xt[:n])
+    return [
+        panel_points(h.reshape(-1, h.shape[-1]), tr.latents[j][:n].reshape(-1))
+        for j, h in enumerate(reps)
+    ]
 
 
-def summarize(cfg, steps: int, final: dict, untrained: dict, history: list) -> dict[str, Any]:
-    """Accuracies; per level the collapse measures, the untrained network's, and their ratio;
-    the largest directional NC1 over levels (the claims' number)."""
+def unit_summary(cfg, steps: int, final: dict, untrained: dict, history: list) -> dict[str, Any]:
+    """A unit's summary: accuracies; per level the collapse measures, the untrained network's,
+    and their ratio; the largest directional NC1 over levels (the claims' number)."""
     levels = []
     for m, m0 in zip(final["levels"], untrained["levels"], strict=True):
         levels.append(

@@ -5,16 +5,18 @@ appended, read by the last layer) or, with ``task="lm"``, a GPT-2 language model
 concept/word sentences, and measures the collapse by concept of the word embeddings (before the
 positional embeddings are added) and of the token states after each layer, beside the same
 measures of the untrained network (:mod:`nclab.collapse.latent`). Needs ``transformers``
-(``pip install nclab[transformers]``).
+(``pip install nclab[transformers]``). One unit per seed; each keeps the word embeddings of its
+untrained and trained network in ``figure_data.pt`` for the PCA figure.
 
-* :mod:`.config`, :mod:`.presets` (the paper's settings, the quick ones), :mod:`.train` (AdamW in
-  :func:`nclab.train.fit`, resumable), :mod:`.measure`.
+* :mod:`.config`, :mod:`.presets` (the paper's settings, the quick ones, ``PAPER``),
+  :mod:`.train` (the AdamW ``Trainer``, resumable; ``train``: one unit), :mod:`.measure`,
+  :mod:`.figures`.
 """
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy, lazy_exports
-from .config import TransformerConfig
+from ..protocol import Experiment, Lazy
+from .config import TransformerConfig, check
 from .presets import PAPER, PRESETS
 
 EXPERIMENT = Experiment(
@@ -22,10 +24,11 @@ EXPERIMENT = Experiment(
     description="Feature Collapse App. A.3/A.4: GPT-2 classifier (class token) and GPT-2 "
     "language model on the concept-word sentences; word embeddings collapse by concept",
     config_cls=TransformerConfig,
-    run=Lazy(f"{__name__}.train:run"),
     presets=PRESETS,
     default_preset="a3-uniform-quick",
+    check=check,
+    train=Lazy(f"{__name__}.train:train"),
+    figures=Lazy(f"{__name__}.figures:figures"),
 )
-__getattr__ = lazy_exports(__name__, {"run": ".train"})  # torch on first use
 
-__all__ = ["EXPERIMENT", "PAPER", "PRESETS", "TransformerConfig", "run"]
+__all__ = ["EXPERIMENT", "PAPER", "PRESETS", "TransformerConfig"]

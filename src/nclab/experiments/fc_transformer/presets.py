@@ -11,26 +11,26 @@ from __future__ import annotations
 
 from typing import Any
 
-ZIPF = {"freq": "zipf"}
+ZIPF = {"data.freq": "zipf"}
 LM = {"task": "lm"}
 
 _FAITHFUL: dict[str, dict[str, Any]] = {
     "a3-uniform": {},
     "a3-zipf": {**ZIPF},
-    "a4-lm": {**LM, "nspl": 1000, "epochs": 1},
+    "a4-lm": {**LM, "data.nspl": 1000, "train.epochs": 1},
 }
 #: quick: width 64, 4 heads, nw=150 (50 words per concept), K=100, 600 sentences per class (60 000),
 #: lr 1e-3 and weight decay 1.0 (AdamW decays by lr·wd per step: 1e-3 per step over 1200 steps,
 #: where the paper's 1e-5 per step runs 15 000 steps), 2 epochs
 _SMALL = {
-    "d": 64,
-    "n_head": 4,
-    "nw": 150,
-    "K": 100,
-    "nspl": 600,
-    "lr": 1e-3,
-    "weight_decay": 1.0,
-    "epochs": 2,
+    "model.d": 64,
+    "model.n_head": 4,
+    "data.nw": 150,
+    "data.K": 100,
+    "data.nspl": 600,
+    "train.lr": 1e-3,
+    "train.weight_decay": 1.0,
+    "train.epochs": 2,
     "log_every": 200,
     "checkpoint_every": 200,
     "measure_sentences": 300,
@@ -40,11 +40,11 @@ _SMALL = {
 #: model (nc=3, nw=1200, L=15, K=1000) and 2 layers, 8 heads, at width 128 on 100 sentences per
 #: class (0.1 M), 3 epochs (3000 steps), with the quick presets' lr 1e-3 and weight decay 1.0
 _MEDIUM = {
-    "d": 128,
-    "nspl": 100,
-    "lr": 1e-3,
-    "weight_decay": 1.0,
-    "epochs": 3,
+    "model.d": 128,
+    "data.nspl": 100,
+    "train.lr": 1e-3,
+    "train.weight_decay": 1.0,
+    "train.epochs": 3,
     "log_every": 300,
     "checkpoint_every": 300,
     "threads": 1,
@@ -52,7 +52,7 @@ _MEDIUM = {
 #: large (for "a few hours" on CPU, docs/feature-collapse.md): the medium settings at width 256 on
 #: 250 sentences per class (0.25 M), 3 epochs (7500 steps); about an hour per seed on one core
 #: (estimated: a 100-step probe costs 3.2 times the width-128 one)
-_LARGE = {**_MEDIUM, "d": 256, "nspl": 250, "log_every": 750, "checkpoint_every": 250}
+_LARGE = {**_MEDIUM, "model.d": 256, "data.nspl": 250, "log_every": 750, "checkpoint_every": 250}
 _QUICK: dict[str, dict[str, Any]] = {
     "a3-uniform-quick": {**_SMALL},
     "a3-zipf-quick": {**_SMALL, **ZIPF},

@@ -1,7 +1,8 @@
-"""Training the GPT-2 classifier (A.3) or language model (A.4) with AdamW in
-:func:`nclab.train.fit` (step-based: a checkpoint every ``checkpoint_every`` steps, ``nclab run
---resume DIR`` continues to the same numbers), measuring the untrained network of the same shape
-first (the baseline the claims compare with)."""
+"""Training the GPT-2 classifier (A.3) or language model (A.4) with AdamW through
+:func:`nclab.train.fit_trainer` (step-based: a checkpoint every ``checkpoint_every`` steps,
+``nclab run --resume DIR`` continues to the same numbers), one unit per seed, measuring the
+untrained network of the same shape first (the baseline the claims compare with). A unit keeps the
+word embeddings of both networks in ``figure_data.pt`` (:mod:`.figures` draws them)."""
 
 from __future__ import annotations
 
@@ -13,79 +14,86 @@ from ...data.sentences import make_dataset, make_task
 from ...models.gpt2 import GPT2Classifier, gpt2_language_model, word_embeddings
 from ...rng import generator
 from ...runs import RunDir
-from ...train import TrainState
-from ..common.latent import pca_figure
-from ..common.steps import EpochBatches, fit_steps, optimizer_step
-from .config import TransformerConfig, validate
+from ...train import TrainState, fit_trainer
+from ...train.optim import make_optimizer, make_scheduler
+from ..common.steps import EpochBatches, optimizer_step
+from ..protocol import Unit
+from .config import TransformerConfig
 from .measure import loss, measure
 from .presets import PAPER
 
 _INIT = 3  # generator stream of the initialisation
+FIGURE_DATA = "figure_data.pt"  # a unit's word embeddings, untrained and trained
 
 
 class Trainer:
-    """Data, network, AdamW, and the step :func:`fit` calls."""
+    """Data, network, AdamW (and its schedule, if any) of seed ``seed``; one optimiser step per
+    ``train_step``."""
 
-    def __init__(self, cfg: TransformerConfig):
-        validate(cfg)
+    def __init__(self, cfg: TransformerConfig, seed: int | None = None):
+        seed = cfg.seed if seed is None else seed
+        d, m, t = cfg.data, cfg.model, cfg.train
         self.cfg = cfg
-        self.task = make_task(cfg.nc, cfg.nw, cfg.L, cfg.K, cfg.freq, cfg.zipf_s, seed=cfg.seed)
-        self.data = make_dataset(self.task, cfg.nspl, cfg.n_test, cfg.seed)
-        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator(cfg.seed, _INIT)))
-        sizes = dict(n_positions=cfg.L + 1, d=cfg.d, n_layer=cfg.n_layer, n_head=cfg.n_head)
+        self.task = make_task(d.nc, d.nw, d.L, d.K, d.freq, d.zipf_s, seed=seed)
+        self.data = make_dataset(self.task, d.nspl, d.n_test, seed)
+        init = int(torch.randint(0, 2**31 - 1, (1,), generator=generator(seed, _INIT)))
+        sizes = dict(n_positions=d.L + 1, d=m.d, n_layer=m.n_layer, n_head=m.n_head)
         if cfg.task == "classify":  # words + the class token
             self.net = GPT2Classifier(
-                cfg.nw + 1, num_classes=cfg.K, dropout=cfg.dropout, seed=seed, **sizes
+                d.nw + 1, num_classes=d.K, dropout=m.dropout, seed=init, **sizes
             )
         else:  # words + the begin-of-sentence token
-            self.net = gpt2_language_model(cfg.nw + 1, dropout=cfg.dropout, seed=seed, **sizes)
-        self.opt = torch.optim.AdamW(
-            self.net.parameters(),
-            lr=cfg.lr,
-            weight_decay=cfg.weight_decay,
-            betas=(cfg.beta1, cfg.beta2),
-        )
-        self.batches = EpochBatches(self.data.x_train.shape[0], cfg.batch_size, cfg.seed)
-        self.steps = cfg.epochs * self.batches.per_epoch
-        self.state = TrainState(model=self.net, optimizer=self.opt)
+            self.net = gpt2_language_model(d.nw + 1, dropout=m.dropout, seed=init, **sizes)
+        self.opt = make_optimizer(t, self.net.parameters())
+        self.batches = EpochBatches(self.data.x_train.shape[0], t.batch_size, seed)
+        self.steps = t.epochs * self.batches.per_epoch
+        self.sched = make_scheduler(t, self.opt, self.steps)
+        self.state = TrainState(model=self.net, optimizer=self.opt, scheduler=self.sched)
 
     def train_step(self, step: int) -> dict[str, Any]:
         cfg = self.cfg
         idx = self.batches.indices(step)
         v = optimizer_step(
             self.opt,
-            loss(self.net, self.data.x_train[idx], self.data.y_train[idx], cfg.nw, cfg.task),
+            loss(self.net, self.data.x_train[idx], self.data.y_train[idx], cfg.data.nw, cfg.task),
         )
+        if self.sched is not None:
+            self.sched.step()
         return {"train_loss": v, "epoch": self.batches.epoch(step + 1)}
 
     def evaluate(self, step: int) -> dict[str, Any]:
         return measure(self.net, self.task, self.data, self.cfg, full=False)
 
+    @torch.no_grad()
+    def word_embeddings(self) -> torch.Tensor:
+        """The word rows of the embedding table now (before positional embeddings), a copy."""
+        return word_embeddings(self.net, self.cfg.data.nw).detach().clone()
 
-def run(cfg: TransformerConfig, run_dir: RunDir) -> dict[str, Any]:
-    tr = Trainer(cfg)
+
+def train(cfg: TransformerConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:
+    """Train the network of seed ``unit.seed`` in ``run_dir``; its summary."""
+    tr = Trainer(cfg, unit.seed)
     untrained = measure(tr.net, tr.task, tr.data, cfg, full=True)  # before any checkpoint loads
-    with torch.no_grad():
-        w0 = word_embeddings(tr.net, cfg.nw).detach().clone()
-    history = fit_steps(tr, cfg, run_dir, f"fc-transformer {cfg.figure or cfg.task}")
+    w0 = tr.word_embeddings()
+    history = fit_trainer(
+        tr,
+        run=run_dir,
+        log_every=cfg.log_every,
+        checkpoint_every=cfg.checkpoint_every,
+        description=f"fc-transformer {cfg.figure or cfg.task}",
+    )
     final = measure(tr.net, tr.task, tr.data, cfg, full=True)
-    summary = summarize(cfg, tr.steps, final, untrained, history)
-    with torch.no_grad():
-        w = word_embeddings(tr.net, cfg.nw).detach()
-    concept = tr.task.word_concept
-    summary["figures"] = [
-        pca_figure(
-            run_dir.figures / "pca.png",
-            [("untrained word embeddings", w0, concept), ("trained word embeddings", w, concept)],
-            title=f"{cfg.figure or cfg.task}: word embeddings (before positions) by concept, "
-            f"{summary['collapse_type']}",
-        )
-    ]
-    return summary
+    figure_data = {
+        "untrained": w0,
+        "trained": tr.word_embeddings(),
+        "concept": tr.task.word_concept,
+    }
+    torch.save(figure_data, run_dir.path / FIGURE_DATA)
+    return unit_summary(cfg, tr.steps, final, untrained, history)
 
 
-def summarize(cfg, steps: int, final: dict, untrained: dict, history: list) -> dict[str, Any]:
-    """The run's summary: final scores, embedding collapse beside the untrained network's, the
+def unit_summary(cfg, steps: int, final: dict, untrained: dict, history: list) -> dict[str, Any]:
+    """A unit's summary: final scores, embedding collapse beside the untrained network's, the
     per-layer collapse, the paper's setting."""
     emb, emb0 = final["embedding_metrics"], untrained["embedding_metrics"]
     out = {k: v for k, v in final.items() if k not in ("embedding_metrics",)}
@@ -104,7 +112,7 @@ def summarize(cfg, steps: int, final: dict, untrained: dict, history: list) -> d
         paper=PAPER.get(cfg.figure, {}),
         task=cfg.task,
         steps=steps,
-        epochs=cfg.epochs,
+        epochs=cfg.train.epochs,
         records=len(history),
     )
     return out

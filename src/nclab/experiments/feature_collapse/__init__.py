@@ -6,18 +6,24 @@ concept/word sentence task, logs train loss, test accuracy and the embedding-lev
 the theory's prediction (``fc-thm1/2/3``) and the paper's values beside the measurements, plus the
 PCA figure of both weight sets coloured by concept (the paper's Fig. 3/4 panels).
 
-* :mod:`.config`: the settings, the weight decays they imply, their checks;
-* :mod:`.presets`: the paper's figures as presets, and the values the paper reports;
-* :mod:`.train`: the SGD and L-BFGS trainers in :func:`nclab.train.fit`, and :func:`remeasure`;
-* :mod:`.measure`: accuracies, objective, norms and collapse measures of a trained network;
-* :mod:`.summary`: the theorem that applies (:func:`theory_for`) and the run's summary;
+One unit per seed (the run directory itself for one seed, ``units/seed-<s>/`` for several), each
+keeping its trained state in ``final_state.pt``.
+
+* :mod:`.config`: the settings (``data``, ``model``, ``train``), the weight decays they imply,
+  their checks;
+* :mod:`.presets`: the paper's figures as presets, and the values the paper reports (``PAPER``);
+* :mod:`.train`: the SGD and L-BFGS ``Trainer``, ``train`` (one unit) and ``remeasure`` (a
+  finished run's summaries again from its trained states);
+* :mod:`.measure`: accuracies, objective, norms and collapse measures of a trained network, the
+  PCA panels' vectors and singular values;
+* :mod:`.summary`: the theorem that applies (``theory_for``) and a unit's summary;
 * :mod:`.figures`: the PCA panels, norms against frequency, training curves.
 """
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy, lazy_exports
-from .config import FCConfig, validate, weight_decays
+from ..protocol import Experiment, Lazy
+from .config import FCConfig, check
 from .presets import PAPER, PRESETS
 
 EXPERIMENT = Experiment(
@@ -25,32 +31,11 @@ EXPERIMENT = Experiment(
     description="Feature Collapse (ICLR 2024): networks h / h* on the concept-word sentence task; "
     "Fig. 3, K=50, Fig. 4a-c, no weight decay, learnable LayerNorm",
     config_cls=FCConfig,
-    run=Lazy(f"{__name__}.train:run"),
     presets=PRESETS,
     default_preset="fig3-quick",
-)
-# torch on first use
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "Trainer": ".train",
-        "remeasure": ".train",
-        "run": ".train",
-        "summarize": ".summary",
-        "theory_for": ".summary",
-    },
+    check=check,
+    train=Lazy(f"{__name__}.train:train"),
+    figures=Lazy(f"{__name__}.figures:figures"),
 )
 
-__all__ = [
-    "EXPERIMENT",
-    "PAPER",
-    "PRESETS",
-    "FCConfig",
-    "Trainer",
-    "remeasure",
-    "run",
-    "summarize",
-    "theory_for",
-    "validate",
-    "weight_decays",
-]
+__all__ = ["EXPERIMENT", "PAPER", "PRESETS", "FCConfig"]

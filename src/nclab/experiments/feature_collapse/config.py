@@ -1,4 +1,11 @@
-"""The feature-collapse experiment's settings, the weight decays they imply and their checks."""
+"""The feature-collapse experiment's settings, the weight decays they imply and their checks.
+
+Sections: ``data`` (the concept/word sentences), ``model`` (the network h, or h* with a
+LayerNorm), ``train`` (the objective's weight decays and the trainer). ``train.weight_decay`` is
+the paper's λ, a term of the objective (on U, and on W for h), not an optimiser's setting; the
+trainers are the hand-written SGD step (``lr``, ``batch_size``, no momentum, no schedule) and
+full-batch L-BFGS (``lbfgs_iters``, ``lbfgs_history``; step size 1 with a line search).
+"""
 
 from __future__ import annotations
 
@@ -7,64 +14,88 @@ from typing import Literal
 
 from ...config import Config
 from ...errors import ConfigError
+from ..common.config import ExperimentConfig, TrainCfg, check_train
+from ..common.sentences import SentenceDataCfg, check_sentences
 
 
-class FCConfig(Config):
-    seed: int = 0
-    figure: str = ""  # which paper figure the run reproduces (selects the paper's values)
-    # data model
-    nc: int = 3
-    nw: int = 1200
-    L: int = 15
-    K: int = 1000
-    freq: Literal["uniform", "zipf"] = "uniform"
-    zipf_s: float = 1.0
+class DataCfg(SentenceDataCfg):
+    """The paper's sentences (nc=3, nw=1200, L=15, K=1000, 5 per class); ``distinct``: the K
+    latent sequences all differ (the theorems' hypothesis)."""
+
     distinct: bool = False
-    nspl: int = 5
-    n_test: int = 5
-    # network
+
+
+class ModelCfg(Config):
+    """Word embeddings of width ``d``, optionally through a LayerNorm (h*: ``fixed``, without
+    parameters; ``learnable``), initialised at scale ``init_scale``, in ``dtype``."""
+
     d: int = 100
     layer_norm: Literal["none", "fixed", "learnable"] = "none"
     ln_eps: float = 1e-5
     init_scale: float = 1e-3
-    # objective: weight decay lam on U, and on W for h (lam_w: None = lam for h, 0 for h*)
-    lam: float = 1e-3
-    lam_w: float | None = None
-    # trainer
+    dtype: Literal["float32", "float64"] = "float32"
+
+
+class FCTrainCfg(TrainCfg):
+    """The objective's weight decays: ``weight_decay`` (λ) on U, and on W ``weight_decay_w``
+    (None: λ for h, 0 for h*); SGD (``lr``, ``batch_size``, reshuffled every epoch) or full-batch
+    L-BFGS, one "epoch" = ``lbfgs_iters`` iterations with a memory of ``lbfgs_history``."""
+
     optimizer: Literal["sgd", "lbfgs"] = "sgd"
-    epochs: int = 1200
     lr: float = 0.1
+    weight_decay: float = 1e-3
+    weight_decay_w: float | None = None
+    epochs: int = 1200
     batch_size: int = 100
     lbfgs_iters: int = 10
     lbfgs_history: int = 20
-    dtype: Literal["float32", "float64"] = "float32"
+
+
+class FCConfig(ExperimentConfig):
+    figure: str = ""  # which paper figure the run reproduces (selects the paper's values)
+    data: DataCfg = DataCfg()
+    model: ModelCfg = ModelCfg()
+    train: FCTrainCfg = FCTrainCfg()
     log_every: int = 100
     checkpoint_every: int = 100
-    threads: int = 0  # torch intra-op threads for this run (0: leave torch's setting)
 
 
 def weight_decays(cfg: FCConfig) -> tuple[float, float]:
-    """(λ_W, λ_U): the paper's eq. 2 (h: λ on both) and eq. 3 (h*: λ on U only) unless lam_w set.
+    """(λ_W, λ_U): the paper's eq. 2 (h: λ on both) and eq. 3 (h*: λ on U only) unless
+    ``train.weight_decay_w`` is set.
 
-    >>> weight_decays(FCConfig(layer_norm="fixed"))
+    >>> weight_decays(FCConfig(model=ModelCfg(layer_norm="fixed")))
     (0.0, 0.001)
     """
-    lam_w = cfg.lam_w if cfg.lam_w is not None else (cfg.lam if cfg.layer_norm == "none" else 0.0)
-    return lam_w, cfg.lam
+    t = cfg.train
+    if t.weight_decay_w is not None:
+        return t.weight_decay_w, t.weight_decay
+    return (t.weight_decay if cfg.model.layer_norm == "none" else 0.0), t.weight_decay
 
 
-def validate(cfg: FCConfig) -> None:
+def check(cfg: FCConfig) -> None:
     """Raise :class:`~nclab.errors.ConfigError` for settings no run can use."""
-    if cfg.nspl < 1 or cfg.n_test < 1:
-        raise ConfigError(f"nspl and n_test must be >= 1, got nspl={cfg.nspl}, n_test={cfg.n_test}")
+    check_sentences(cfg.data, distinct=cfg.data.distinct)
+    t = cfg.train
+    check_train(t)
     lam_w, lam_u = weight_decays(cfg)
-    for name, v in (("lam", lam_u), ("lam_w", lam_w)):
+    for name, v in (("weight_decay", lam_u), ("weight_decay_w", lam_w)):
         if not (math.isfinite(v) and v >= 0):
-            raise ConfigError(f"{name} must be a finite number >= 0, got {v}")
-    if cfg.optimizer == "lbfgs" and lam_u == 0:
+            raise ConfigError(f"train.{name} must be a finite number >= 0, got {v}")
+    if t.momentum != 0 or t.schedule.kind != "constant":
         raise ConfigError(
-            "optimizer='lbfgs' needs lam > 0: without weight decay the objective has "
-            "no minimiser (use optimizer='sgd' for the no-weight-decay runs)"
+            "the feature-collapse trainers (plain SGD step, L-BFGS) take no train.momentum and "
+            f"no train.schedule, got momentum {t.momentum}, schedule {t.schedule.kind!r}"
         )
-    if cfg.epochs < 1 or cfg.batch_size < 1 or not cfg.lr > 0:
-        raise ConfigError("epochs and batch_size must be >= 1 and lr > 0")
+    if t.optimizer == "lbfgs" and lam_u == 0:
+        raise ConfigError(
+            "train.optimizer='lbfgs' needs train.weight_decay > 0: without weight decay the "
+            "objective has no minimiser (use train.optimizer='sgd' for the no-weight-decay runs)"
+        )
+    if t.lbfgs_iters < 1 or t.lbfgs_history < 1:
+        raise ConfigError(
+            f"train.lbfgs_iters and train.lbfgs_history must be >= 1, got {t.lbfgs_iters}, "
+            f"{t.lbfgs_history}"
+        )
+    if cfg.model.d < 1:
+        raise ConfigError(f"model.d must be >= 1, got {cfg.model.d}")

@@ -1,25 +1,44 @@
 """Figures of the feature-collapse experiment: the paper's PCA panels (Fig. 3/4), norms vs
-frequency, and training curves. matplotlib is imported lazily (Agg backend)."""
+frequency, and training curves, drawn from a run directory (after training, or again with
+``nclab report RUN_DIR``). matplotlib is imported lazily (Agg backend)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ...models.wordnet import WordNet, collapse_views
+from ...models.wordnet import WordNet
+from ...report.figures import Panel, curves_from_records, pca, plt, save_panels
 from ...runs import RunDir
+from ..protocol import UnitResult
+from .config import FCConfig
+from .measure import pca_panels
+from .train import trained_network
 
 COLOURS = ["darkblue", "darkred", "darkgreen", "darkorange", "purple", "teal", "olive", "brown"]
 
 
-def _scatter(ax, vectors: torch.Tensor, groups: torch.Tensor, title: str, max_points: int = 20000):
-    from ...report.figures import pca
+def figures(cfg: FCConfig, run: RunDir, summary: dict, units: Sequence[UnitResult]) -> list[Path]:
+    """Each unit's figures in its directory (the run's own for one seed), drawn from its summary,
+    its log and its trained network (``final_state.pt``): ``figures/pca.png`` (the paper's Fig. 3/4
+    panels), ``figures/norms.png`` and, when it logged records, ``figures/curves.png``."""
 
-    if vectors.shape[0] > max_points:  # deterministic thinning for very large sets
-        keep = torch.linspace(0, vectors.shape[0] - 1, max_points).long()
-        vectors, groups = vectors[keep], groups[keep]
+    pyplot = plt()
+    paths = []
+    for u in units:
+        net, task = trained_network(cfg, u.unit.seed, u.run)
+        s, history = u.summary, u.history()
+        paths.append(_pca_figure(pyplot, u.run.figures / "pca.png", net, task, s))
+        paths.append(_norms_figure(pyplot, u.run.figures / "norms.png", net, task, s))
+        if history:
+            paths.append(_curves_figure(u.run.figures / "curves.png", history, s))
+    return paths
+
+
+def _scatter(ax, vectors: torch.Tensor, groups: torch.Tensor, title: str) -> None:
     coords, s = pca(vectors, 3)
     for a in range(min(3, int(groups.max()) + 1)):  # the first three concepts, as the paper
         sel = groups == a
@@ -35,41 +54,13 @@ def _scatter(ax, vectors: torch.Tensor, groups: torch.Tensor, title: str, max_po
     sig = ", ".join(f"σ{i + 1}={v:.3g}" for i, v in enumerate(s))
     ax.set_title(f"{title}\n{sig}", fontsize=9)
     ax.legend(fontsize=7, markerscale=4)
-    return s
-
-
-def save_figures(
-    run_dir: RunDir,
-    net: WordNet,
-    task: Any,
-    history: list[dict[str, Any]],
-    summary: dict[str, Any],
-) -> list[str]:
-    """Write figures/pca.png, figures/norms.png, figures/curves.png; return their paths.
-
-    Sets ``summary["pca_singular_values"]`` (the top singular values of both PCA panels).
-    """
-    from ...report.figures import plt
-
-    pyplot = plt()
-    paths = [
-        _pca_figure(pyplot, run_dir.figures / "pca.png", net, task, summary),
-        _norms_figure(pyplot, run_dir.figures / "norms.png", net, task, summary),
-    ]
-    if history:
-        paths.append(_curves_figure(run_dir.figures / "curves.png", history, summary))
-    return [str(p) for p in paths]
 
 
 def _pca_figure(pyplot, path: Path, net: WordNet, task: Any, summary: dict[str, Any]) -> Path:
     """The paper's Fig. 3/4 panels: PCA of the word vectors and of the u blocks, by concept."""
-    with torch.no_grad():
-        words, u = collapse_views(net)
-        words, u = words.detach().double(), u.detach().double().reshape(-1, net.d)
-    wlabel = "word embeddings W" if net.ln is None else "word representations φ(W)"
     fig, axes = pyplot.subplots(1, 2, figsize=(10, 4.8))
-    sw = _scatter(axes[0], words, task.word_concept, wlabel)
-    su = _scatter(axes[1], u, task.latents.reshape(-1), "vectors u_{k,ℓ} (colour: z_{k,ℓ})")
+    for ax, (title, vectors, groups) in zip(axes, pca_panels(net, task), strict=True):
+        _scatter(ax, vectors, groups, title)
     fig.suptitle(
         f"{summary['network']}, {task.nc} concepts, K={task.K}: test acc "
         f"{summary['test_acc']:.1%}, {summary['collapse_type']}"
@@ -77,7 +68,6 @@ def _pca_figure(pyplot, path: Path, net: WordNet, task: Any, summary: dict[str, 
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     pyplot.close(fig)
-    summary["pca_singular_values"] = {"words": sw, "u": su}
     return path
 
 
@@ -109,7 +99,6 @@ def _norms_figure(pyplot, path: Path, net: WordNet, task: Any, summary: dict[str
 
 def _curves_figure(path: Path, history: list[dict[str, Any]], summary: dict[str, Any]) -> Path:
     """Training curves: loss and test error, directional NC1, mean norms against the theory's."""
-    from ...report.figures import Panel, curves_from_records, save_panels
 
     th = summary.get("theory", {})
 

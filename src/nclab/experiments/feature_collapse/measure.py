@@ -1,6 +1,7 @@
 """What the feature-collapse experiment measures on a trained word network: accuracies, the
 regularised objective, norms and the embedding-level collapse measures
-(:func:`nclab.collapse.embedding.feature_collapse_measures`) of its word vectors and u blocks."""
+(:func:`nclab.collapse.embedding.feature_collapse_measures`) of its word vectors and u blocks, and
+the vectors of the paper's PCA panels with their singular values."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ import torch
 
 from ...collapse.embedding import feature_collapse_measures
 from ...models.wordnet import WordNet, collapse_views, full_batch_objective
+from ...report.figures import pca
 
 #: the word-level measures kept in every record (the first four also for the u blocks)
 KEEP = ("dir_nc1", "nc1_trace", "etf", "norm_cv", "spearman_norm_freq", "spearman_norm_count")
+#: a PCA panel of more vectors shows this many, evenly spaced (deterministic)
+PCA_POINTS = 20000
 
 
 @torch.no_grad()
@@ -69,3 +73,29 @@ def measure(
     if full:
         out["embedding_metrics"] = m
     return out
+
+
+@torch.no_grad()
+def pca_panels(net: WordNet, task: Any) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    """The paper's Fig. 3/4 panels as (title, vectors, concept of each): the word vectors (after
+    the LayerNorm for h*) and the u blocks, float64, thinned to ``PCA_POINTS``."""
+    words, u = collapse_views(net)
+    words, u = words.detach().double(), u.detach().double().reshape(-1, net.d)
+    wlabel = "word embeddings W" if net.ln is None else "word representations φ(W)"
+    return [
+        (wlabel, *_thin(words, task.word_concept)),
+        ("vectors u_{k,ℓ} (colour: z_{k,ℓ})", *_thin(u, task.latents.reshape(-1))),
+    ]
+
+
+def pca_singular_values(net: WordNet, task: Any) -> dict[str, list[float]]:
+    """The top three singular values of both PCA panels (the paper's Fig. 3 numbers)."""
+    (_, words, _), (_, u, _) = pca_panels(net, task)
+    return {"words": pca(words, 3)[1], "u": pca(u, 3)[1]}
+
+
+def _thin(vectors: torch.Tensor, groups: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    if vectors.shape[0] > PCA_POINTS:
+        keep = torch.linspace(0, vectors.shape[0] - 1, PCA_POINTS).long()
+        vectors, groups = vectors[keep], groups[keep]
+    return vectors, groups

@@ -11,95 +11,122 @@ from __future__ import annotations
 
 from typing import Any
 
-ZIPF = {"freq": "zipf"}
-H_STAR = {"layer_norm": "fixed"}
+ZIPF = {"data.freq": "zipf"}
+H_STAR = {"model.layer_norm": "fixed"}
 
 _FAITHFUL: dict[str, dict[str, Any]] = {
-    "fig3": {"epochs": 1200, "log_every": 100},
-    "fig3-ln": {**H_STAR, "epochs": 1200, "log_every": 100},
-    "k50": {"K": 50, "nspl": 100, "epochs": 1200, "log_every": 100},
-    "fig4a": {**ZIPF, "nspl": 500, "epochs": 10, "log_every": 1, "checkpoint_every": 1},
-    "fig4b": {**ZIPF, "epochs": 3000, "log_every": 100},
-    "fig4c": {**ZIPF, **H_STAR, "epochs": 500, "log_every": 50},
-    "no-wd-fig3": {"lam": 0.0, "epochs": 100_000, "log_every": 2000, "checkpoint_every": 1000},
+    "fig3": {"train.epochs": 1200, "log_every": 100},
+    "fig3-ln": {**H_STAR, "train.epochs": 1200, "log_every": 100},
+    "k50": {"data.K": 50, "data.nspl": 100, "train.epochs": 1200, "log_every": 100},
+    "fig4a": {**ZIPF, "data.nspl": 500, "train.epochs": 10, "log_every": 1, "checkpoint_every": 1},
+    "fig4b": {**ZIPF, "train.epochs": 3000, "log_every": 100},
+    "fig4c": {**ZIPF, **H_STAR, "train.epochs": 500, "log_every": 50},
+    "no-wd-fig3": {
+        "train.weight_decay": 0.0,
+        "train.epochs": 100_000,
+        "log_every": 2000,
+        "checkpoint_every": 1000,
+    },
     "no-wd-fig4a": {  # 5 M iterations of 5000 steps per epoch (nspl=500, K=1000, batch 100)
         **ZIPF,
-        "nspl": 500,
-        "lam": 0.0,
-        "epochs": 1000,
+        "data.nspl": 500,
+        "train.weight_decay": 0.0,
+        "train.epochs": 1000,
         "log_every": 20,
         "checkpoint_every": 5,
     },
     "no-wd-fig4b": {
         **ZIPF,
-        "lam": 0.0,
-        "epochs": 100_000,
+        "train.weight_decay": 0.0,
+        "train.epochs": 100_000,
         "log_every": 2000,
         "checkpoint_every": 1000,
     },
     "no-wd-fig4c": {
         **ZIPF,
         **H_STAR,
-        "lam": 0.0,
-        "epochs": 100_000,
+        "train.weight_decay": 0.0,
+        "train.epochs": 100_000,
         "log_every": 2000,
         "checkpoint_every": 1000,
     },
-    "learnable-ln": {**ZIPF, "layer_norm": "learnable", "epochs": 500, "log_every": 50},
+    "learnable-ln": {**ZIPF, "model.layer_norm": "learnable", "train.epochs": 500, "log_every": 50},
 }
 
 #: reduced sizes (seconds per run): uniform runs keep L=15 with nw=300, K=200, d=32;
 #: Zipf runs keep the long tail (nw=1200) with K=300, d=16. Runs whose point is the minimiser
 #: (h, λ>0) use the L-BFGS fast path; h* and λ=0 runs use the faithful SGD recipe (the minimiser
 #: of h*'s empirical risk is less collapsed than SGD's iterate, see docs/feature-collapse.md).
-_UNI = {"nw": 300, "K": 200, "d": 32}
-_TAIL = {**ZIPF, "nw": 1200, "K": 300, "d": 16}
-_LB = {"optimizer": "lbfgs", "epochs": 40, "log_every": 5, "lbfgs_history": 50}
+_UNI = {"data.nw": 300, "data.K": 200, "model.d": 32}
+_TAIL = {**ZIPF, "data.nw": 1200, "data.K": 300, "model.d": 16}
+_LB = {"train.optimizer": "lbfgs", "train.epochs": 40, "log_every": 5, "train.lbfgs_history": 50}
 _QUICK: dict[str, dict[str, Any]] = {
     "fig3-quick": {**_UNI, **_LB},
-    "fig3-ln-quick": {**_UNI, **H_STAR, "epochs": 150, "log_every": 25},
-    "k50-quick": {**_UNI, "K": 50, "nspl": 100, **_LB},
-    "fig4a-quick": {**_TAIL, "nspl": 30, **_LB},
+    "fig3-ln-quick": {**_UNI, **H_STAR, "train.epochs": 150, "log_every": 25},
+    "k50-quick": {**_UNI, "data.K": 50, "data.nspl": 100, **_LB},
+    "fig4a-quick": {**_TAIL, "data.nspl": 30, **_LB},
     # the paper's problem (K=1000, nspl=5) at d=20: the minimiser depends on W^T U only, so d
     # above its rank changes nothing (docs/feature-collapse.md), and h's accuracy is the paper's
-    "fig4b-quick": {**ZIPF, "d": 20, **_LB},
-    "fig4c-quick": {**_TAIL, **H_STAR, "epochs": 150, "log_every": 25},
-    "no-wd-fig3-quick": {**_UNI, "lam": 0.0, "epochs": 1500, "log_every": 250},
-    "no-wd-fig4a-quick": {**_TAIL, "nspl": 60, "lam": 0.0, "epochs": 100, "log_every": 25},
-    "no-wd-fig4b-quick": {**_TAIL, "lam": 0.0, "epochs": 300, "log_every": 50},
-    "no-wd-fig4c-quick": {**_TAIL, **H_STAR, "lam": 0.0, "epochs": 150, "log_every": 25},
-    "learnable-ln-quick": {**_TAIL, "layer_norm": "learnable", "epochs": 150, "log_every": 25},
+    "fig4b-quick": {**ZIPF, "model.d": 20, **_LB},
+    "fig4c-quick": {**_TAIL, **H_STAR, "train.epochs": 150, "log_every": 25},
+    "no-wd-fig3-quick": {**_UNI, "train.weight_decay": 0.0, "train.epochs": 1500, "log_every": 250},
+    "no-wd-fig4a-quick": {
+        **_TAIL,
+        "data.nspl": 60,
+        "train.weight_decay": 0.0,
+        "train.epochs": 100,
+        "log_every": 25,
+    },
+    "no-wd-fig4b-quick": {**_TAIL, "train.weight_decay": 0.0, "train.epochs": 300, "log_every": 50},
+    "no-wd-fig4c-quick": {
+        **_TAIL,
+        **H_STAR,
+        "train.weight_decay": 0.0,
+        "train.epochs": 150,
+        "log_every": 25,
+    },
+    "learnable-ln-quick": {
+        **_TAIL,
+        "model.layer_norm": "learnable",
+        "train.epochs": 150,
+        "log_every": 25,
+    },
 }
 
 _FAST: dict[str, dict[str, Any]] = {
-    "fig3-fast": {"optimizer": "lbfgs", "epochs": 40, "log_every": 5, "checkpoint_every": 5},
+    "fig3-fast": {
+        "train.optimizer": "lbfgs",
+        "train.epochs": 40,
+        "log_every": 5,
+        "checkpoint_every": 5,
+    },
     "fig3-ln-fast": {
         **H_STAR,
-        "optimizer": "lbfgs",
-        "epochs": 40,
+        "train.optimizer": "lbfgs",
+        "train.epochs": 40,
         "log_every": 5,
         "checkpoint_every": 5,
     },
     "k50-fast": {
-        "K": 50,
-        "nspl": 100,
-        "optimizer": "lbfgs",
-        "epochs": 40,
+        "data.K": 50,
+        "data.nspl": 100,
+        "train.optimizer": "lbfgs",
+        "train.epochs": 40,
         "log_every": 5,
         "checkpoint_every": 5,
     },
     "fig4b-fast": {
         **ZIPF,
-        "optimizer": "lbfgs",
-        "epochs": 40,
+        "train.optimizer": "lbfgs",
+        "train.epochs": 40,
         "log_every": 5,
         "checkpoint_every": 5,
     },
     "fig4c-fast": {
         **ZIPF,
         **H_STAR,
-        "optimizer": "lbfgs",
-        "epochs": 40,
+        "train.optimizer": "lbfgs",
+        "train.epochs": 40,
         "log_every": 5,
         "checkpoint_every": 5,
     },

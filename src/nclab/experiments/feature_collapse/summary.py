@@ -1,10 +1,11 @@
 """The theory beside the measurements: which of the paper's theorems (``fc-thm1/2/3``) applies to
-a configuration, and the summary of a run (final measures, theory, the paper's values, gaps)."""
+a configuration, and the summary of a unit (final measures, theory, the paper's values, gaps)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...data.sentences import frequencies
 from ...errors import TheoryError
 from ...theory.feature_collapse import fc_thm1, fc_thm2, fc_thm3
 from .config import FCConfig, weight_decays
@@ -24,12 +25,13 @@ def theory_for(cfg: FCConfig) -> dict[str, Any]:
         out[name] = p
         return p
 
-    if cfg.layer_norm == "none":
+    d, ln = cfg.data, cfg.model.layer_norm
+    if ln == "none":
         if lam_w != lam_u:
             out["note"] = "Theorems 1-2 need the same weight decay on W and U"
-        elif cfg.freq == "uniform":
+        elif d.freq == "uniform":
             p = attempt(
-                "fc-thm1", fc_thm1, nc=cfg.nc, nw=cfg.nw, L=cfg.L, K=cfg.K, lam=lam_u, d=cfg.d
+                "fc-thm1", fc_thm1, nc=d.nc, nw=d.nw, L=d.L, K=d.K, lam=lam_u, d=cfg.model.d
             )
             if p.get("applies"):
                 out.update(
@@ -39,16 +41,12 @@ def theory_for(cfg: FCConfig) -> dict[str, Any]:
                     objective=p["objective"],
                 )
         else:
-            from ...data.sentences import frequencies
-
-            mu = frequencies(cfg.nw // cfg.nc, cfg.freq, cfg.zipf_s).tolist()
-            p = attempt(
-                "fc-thm2", fc_thm2, nc=cfg.nc, nw=cfg.nw, L=cfg.L, lam=lam_u, mu=mu, K=cfg.K
-            )
+            mu = frequencies(d.nw // d.nc, d.freq, d.zipf_s).tolist()
+            p = attempt("fc-thm2", fc_thm2, nc=d.nc, nw=d.nw, L=d.L, lam=lam_u, mu=mu, K=d.K)
             if p.get("applies"):
                 out.update(which="fc-thm2", u_norm=p["c"], word_norms=p["r"])
-    elif cfg.layer_norm == "fixed" and lam_w == 0:
-        p = attempt("fc-thm3", fc_thm3, nc=cfg.nc, L=cfg.L, K=cfg.K, lam=lam_u, d=cfg.d)
+    elif ln == "fixed" and lam_w == 0:
+        p = attempt("fc-thm3", fc_thm3, nc=d.nc, L=d.L, K=d.K, lam=lam_u, d=cfg.model.d)
         if p.get("applies"):
             out.update(
                 which="fc-thm3",
@@ -64,12 +62,13 @@ def theory_for(cfg: FCConfig) -> dict[str, Any]:
     return out
 
 
-def summarize(
+def unit_summary(
     cfg: FCConfig, steps: int, final: dict[str, Any], history: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """The run's summary from the final measures (:func:`~.measure.measure` with ``full``), the
+    """A unit's summary from the final measures (:func:`~.measure.measure` with ``full``), the
     number of optimiser steps and the logged records."""
     theory = theory_for(cfg)
+    ln = cfg.model.layer_norm
     out = {
         "test_acc": final["test_acc"],
         "train_acc": final["train_acc"],
@@ -85,10 +84,10 @@ def summarize(
         "theory": theory,
         "paper": PAPER.get(cfg.figure, {}),
         "peak_test_acc": max([r.get("test_acc", 0.0) for r in history] + [final["test_acc"]]),
-        "optimizer": cfg.optimizer,
+        "optimizer": cfg.train.optimizer,
         "epochs": history[-1]["epoch"] if history else 0,
         "steps": steps,
-        "network": "h" if cfg.layer_norm == "none" else f"h* ({cfg.layer_norm} LayerNorm)",
+        "network": "h" if ln == "none" else f"h* ({ln} LayerNorm)",
     }
     gaps = {}
     for key, ref in (

@@ -1,19 +1,21 @@
-"""Training the word networks h / h* with :func:`nclab.train.fit`, and re-measuring a finished run.
+"""Training the word networks h / h* with :func:`nclab.train.fit_trainer`, one unit per seed, and
+re-measuring a finished run.
 
-Trainers (``optimizer``):
+Trainers (``train.optimizer``):
 
 * ``"sgd"`` (default, faithful): the authors' recipe — SGD, lr 0.1, batch 100, no momentum,
   reshuffled every epoch, weight decay λ — with the hand-written step
   :func:`nclab.models.wordnet.sgd_step` (same update as ``torch.optim.SGD``, ~1.4x faster).
 * ``"lbfgs"`` (fast path): full-batch L-BFGS on the *same* regularised empirical objective
-  (:func:`nclab.models.wordnet.full_batch_objective`), one "epoch" = ``lbfgs_iters`` iterations.
-  It reaches the minimiser SGD approaches, which the theory describes; it needs λ > 0 (without
-  weight decay there is no minimiser).
+  (:func:`nclab.models.wordnet.full_batch_objective`), one "epoch" = ``train.lbfgs_iters``
+  iterations. It reaches the minimiser SGD approaches, which the theory describes; it needs λ > 0
+  (without weight decay there is no minimiser).
 
-Both run inside :func:`nclab.train.fit`; the checkpoint is a :class:`~nclab.train.TrainState`
-of the network, the L-BFGS optimiser, the batch generator and the :class:`Progress` counters
-(checkpoints every ``checkpoint_every`` epochs; ``nclab run --resume DIR`` continues to the same
-numbers).
+The checkpoint is a :class:`~nclab.train.TrainState` of the network, the L-BFGS optimiser, the
+batch generator and the :class:`Progress` counters (every ``checkpoint_every`` epochs; ``nclab run
+--resume DIR`` continues to the same numbers). A unit keeps its trained state in
+``final_state.pt``: the figures are drawn from it, and :func:`remeasure` recomputes the summaries
+of a finished run from it.
 """
 
 from __future__ import annotations
@@ -31,12 +33,16 @@ from ...models.wordnet import WordNet, collapse_views, full_batch_objective, sgd
 from ...rng import generator
 from ...runs import RunDir
 from ...threads import torch_threads
-from ...train import TrainState, fit
-from .config import FCConfig, validate, weight_decays
-from .figures import save_figures
+from ...train import TrainState, fit_trainer
+from ..protocol import Unit
+from ..runner import finished_units, load_run, redraw
+from .config import FCConfig, weight_decays
 from .measure import accuracy as accuracy_of
 from .measure import measure as measure_network
-from .summary import summarize
+from .measure import pca_singular_values
+from .summary import unit_summary
+
+FINAL = "final_state.pt"  # a unit's trained state
 
 
 class Progress:
@@ -61,33 +67,47 @@ class Progress:
         self.restarted = bool(state["restarted"])
 
 
-class Trainer:
-    """The network, its data and one of the two trainers, with the hooks :func:`fit` calls."""
+def make_network(cfg: FCConfig, seed: int) -> WordNet:
+    """The network of seed ``seed`` as initialised."""
+    d, m = cfg.data, cfg.model
+    dtype = torch.float64 if m.dtype == "float64" else torch.float32
+    return WordNet(
+        d.nw, d.L, m.d, d.K, m.layer_norm, m.ln_eps, m.init_scale,
+        generator=generator(seed, 3), dtype=dtype,
+    )  # fmt: skip
 
-    def __init__(self, cfg: FCConfig):
-        validate(cfg)
-        self.cfg = cfg
-        self.dtype = torch.float64 if cfg.dtype == "float64" else torch.float32
-        self.task = make_task(
-            cfg.nc, cfg.nw, cfg.L, cfg.K, cfg.freq, cfg.zipf_s, cfg.distinct, cfg.seed
-        )
-        self.data = make_dataset(self.task, cfg.nspl, cfg.n_test, cfg.seed)
-        self.net = WordNet(
-            cfg.nw, cfg.L, cfg.d, cfg.K, cfg.layer_norm, cfg.ln_eps, cfg.init_scale,
-            generator=generator(cfg.seed, 3), dtype=self.dtype,
-        )  # fmt: skip
+
+def make_sentence_task(cfg: FCConfig, seed: int):
+    """The sentence task (latent concept sequences, word frequencies) of seed ``seed``."""
+    d = cfg.data
+    return make_task(d.nc, d.nw, d.L, d.K, d.freq, d.zipf_s, d.distinct, seed)
+
+
+class Trainer:
+    """The network, its data and one of the two trainers: ``train_epoch`` for
+    :func:`~nclab.train.fit_trainer`, ``converged`` (L-BFGS at the minimiser) to stop early."""
+
+    def __init__(self, cfg: FCConfig, seed: int | None = None):
+        seed = cfg.seed if seed is None else seed
+        t = cfg.train
+        self.cfg, self.t = cfg, t
+        self.task = make_sentence_task(cfg, seed)
+        self.data = make_dataset(self.task, cfg.data.nspl, cfg.data.n_test, seed)
+        self.net = make_network(cfg, seed)
+        self.dtype = self.net.W.dtype
         self.lam_w, self.lam_u = weight_decays(cfg)
-        self.batch_gen = generator(cfg.seed, 4)
+        self.batch_gen = generator(seed, 4)
         self.progress = Progress()
+        self.epochs = t.epochs
         self.converged = False
         self.opt = None
-        if cfg.optimizer == "lbfgs":
+        if t.optimizer == "lbfgs":
             self.opt = torch.optim.LBFGS(
                 list(self.net.parameters()),
                 lr=1.0,
-                max_iter=cfg.lbfgs_iters,
-                max_eval=4 * cfg.lbfgs_iters + 20,
-                history_size=cfg.lbfgs_history,
+                max_iter=t.lbfgs_iters,
+                max_eval=4 * t.lbfgs_iters + 20,
+                history_size=t.lbfgs_history,
                 tolerance_grad=1e-12,
                 tolerance_change=0.0,
                 line_search_fn="strong_wolfe",
@@ -100,30 +120,29 @@ class Trainer:
         )
 
     @property
-    def steps(self) -> int:
+    def optimizer_steps(self) -> int:
         """Optimiser steps so far (SGD mini-batches or L-BFGS iterations)."""
         return self.progress.steps
 
-    # --- fit hooks -------------------------------------------------------------------------------
     def train_epoch(self, epoch: int) -> dict[str, Any]:
         return self._lbfgs_epoch() if self.opt is not None else self._sgd_epoch()
 
     def _sgd_epoch(self) -> dict[str, Any]:
-        cfg, x, y = self.cfg, self.data.x_train, self.data.y_train
+        t, x, y = self.t, self.data.x_train, self.data.y_train
         n = x.shape[0]
         perm = torch.randperm(n, generator=self.batch_gen)
         total = torch.zeros((), dtype=torch.float64)
         nb = 0
-        grad_ctx = torch.enable_grad() if cfg.layer_norm == "learnable" else torch.no_grad()
-        with grad_ctx:
-            for i in range(0, n, cfg.batch_size):
-                idx = perm[i : i + cfg.batch_size]
-                total += sgd_step(self.net, x[idx], y[idx], cfg.lr, self.lam_w, self.lam_u)
+        learnable = self.cfg.model.layer_norm == "learnable"
+        with torch.enable_grad() if learnable else torch.no_grad():
+            for i in range(0, n, t.batch_size):
+                idx = perm[i : i + t.batch_size]
+                total += sgd_step(self.net, x[idx], y[idx], t.lr, self.lam_w, self.lam_u)
                 nb += 1
         self.progress.steps += nb
         loss = float(total) / nb
         if not math.isfinite(loss):
-            raise ConfigError(f"training diverged (train loss {loss}); lower lr")
+            raise ConfigError(f"training diverged (train loss {loss}); lower train.lr")
         return {"train_loss": loss}
 
     def _lbfgs_epoch(self) -> dict[str, Any]:
@@ -162,7 +181,7 @@ class Trainer:
     def measure(self, full: bool = True) -> dict[str, Any]:
         """:func:`~.measure.measure` of the network now (``full``: every embedding metric)."""
         return measure_network(
-            self.net, self.task, self.data, self.lam_w, self.lam_u, self.steps, full=full
+            self.net, self.task, self.data, self.lam_w, self.lam_u, self.optimizer_steps, full=full
         )
 
 
@@ -175,55 +194,90 @@ def untrained_collapse(tr: Trainer) -> dict[str, Any]:
     return {"word_nc1_trace": m["nc1_trace"], "word_dir_nc1": m["dir_nc1"]}
 
 
-def run(cfg: FCConfig, run_dir: RunDir) -> dict[str, Any]:
-    tr = Trainer(cfg)
-    untrained = untrained_collapse(tr)
-    history = fit(
-        epochs=cfg.epochs,
-        train_epoch=tr.train_epoch,
-        evaluate=tr.evaluate,
-        log_every=cfg.log_every,
-        run=run_dir,
-        state=tr.state,
-        checkpoint_every=cfg.checkpoint_every,
-        description=f"feature-collapse {cfg.figure or ''} ({cfg.optimizer})",
-        stop=lambda record: tr.converged,
-    )
-    torch.save(tr.state.state_dict(), run_dir.path / "final_state.pt")  # re-measure, no retraining
-    summary = summarize(cfg, tr.steps, tr.measure(full=True), history)
+def summarize_trainer(
+    cfg: FCConfig, tr: Trainer, untrained: dict[str, Any], history: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A unit's summary: :func:`~.summary.unit_summary` of the network now, beside the untrained
+    network's collapse, and the PCA panels' singular values."""
+    summary = unit_summary(cfg, tr.optimizer_steps, tr.measure(full=True), history)
     summary["untrained"] = untrained
     summary["word_nc1_vs_untrained"] = (
         summary["embedding_metrics"]["words"]["nc1_trace"] / untrained["word_nc1_trace"]
     )
-    summary["figures"] = save_figures(run_dir, tr.net, tr.task, history, summary)
+    summary["pca_singular_values"] = pca_singular_values(tr.net, tr.task)
     return summary
 
 
-def remeasure(path: str | Path, figures: bool = True) -> dict[str, Any]:
-    """Recompute the summary (and figures) of a finished run from its ``final_state.pt``.
+def train(cfg: FCConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:
+    """Train the network of seed ``unit.seed`` in ``run_dir``; its summary."""
+    tr = Trainer(cfg, unit.seed)
+    untrained = untrained_collapse(tr)
+    history = fit_trainer(
+        tr,
+        run=run_dir,
+        log_every=cfg.log_every,
+        checkpoint_every=cfg.checkpoint_every,
+        description=f"feature-collapse {cfg.figure or ''} ({cfg.train.optimizer})",
+        stop=lambda record: tr.converged,
+    )
+    torch.save(tr.state.state_dict(), run_dir.path / FINAL)  # re-measure, figures
+    return summarize_trainer(cfg, tr, untrained, history)
 
-    For when the measures change after a long run: the data are regenerated from the seed, the
-    trained weights loaded, and ``summary.json`` rewritten (its ``seconds`` and history kept).
+
+def load_trained(cfg: FCConfig, seed: int, unit_dir: RunDir) -> tuple[Trainer, dict[str, Any]]:
+    """(the trainer of seed ``seed`` with the trained state of ``unit_dir``, the untrained
+    network's collapse, measured before loading it)."""
+    tr = Trainer(cfg, seed)
+    untrained = untrained_collapse(tr)
+    tr.state.load_state_dict(_final_state(unit_dir))
+    return tr, untrained
+
+
+def trained_network(cfg: FCConfig, seed: int, unit_dir: RunDir) -> tuple[WordNet, Any]:
+    """(the trained network of the unit ``unit_dir`` of seed ``seed``, its sentence task): what
+    the figures draw, without the data sets."""
+    net = make_network(cfg, seed)
+    net.load_state_dict(_final_state(unit_dir)["model"])
+    return net, make_sentence_task(cfg, seed)
+
+
+def _final_state(unit_dir: RunDir) -> dict[str, Any]:
+    return _from_legacy(torch.load(unit_dir.path / FINAL, weights_only=False))
+
+
+def remeasure(path: str | Path, figures: bool = True) -> dict[str, Any]:
+    """Recompute the summaries (and figures) of the finished run at ``path`` from its units'
+    ``final_state.pt``; returns the run's summary, marked ``remeasured``.
+
+    For when the measures change after a long run: each unit's data are regenerated from its
+    seed, its trained weights loaded and its summary rewritten (its ``seconds`` kept); the run's
+    summary is reduced from them again.
     """
-    run_dir = RunDir(path, create=False)
-    data = run_dir.read_config()
-    data.pop("nclab", None)
-    cfg = FCConfig.from_dict(data)
-    old = run_dir.read_summary()
+    exp, cfg, _ = load_run(path)
+    run = RunDir(path, create=False)
+    old = run.read_summary()
+    results = finished_units(exp, cfg, run)
     with torch_threads(cfg.threads):
-        tr = Trainer(cfg)
-        saved = torch.load(run_dir.path / "final_state.pt", weights_only=False)
-        tr.state.load_state_dict(_from_legacy(saved))
-        history = run_dir.read_metrics()
-        summary = summarize(cfg, tr.steps, tr.measure(full=True), history)
-        if figures:
-            summary["figures"] = save_figures(run_dir, tr.net, tr.task, history, summary)
-    keep = ("seconds", "versions", "seed", "experiment", "preset", "pca_singular_values")
-    for key in (*keep, "untrained", "word_nc1_vs_untrained"):
-        if key in old and key not in summary:
-            summary[key] = old[key]
-    summary["remeasured"] = True
-    return run_dir.write_summary(summary)
+        for r in results:
+            tr, untrained = load_trained(cfg, r.unit.seed, r.run)
+            r.summary = summarize_trainer(cfg, tr, untrained, r.run.read_metrics())
+            if r.unit.key:  # a unit of several: its own summary.json
+                r.summary = r.run.write_summary(_kept(r.run.read_summary(), r.summary))
+        summary = dict(exp.summarize(cfg, results))
+    summary.pop("seconds", None)  # the units' mean: the run's is kept, as the runner writes it
+    summary = _kept(old, summary)
+    out = run.write_summary(summary)
+    if figures:
+        out["figures"] = redraw(path)
+    return out
+
+
+def _kept(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` with what re-measuring cannot recompute kept from ``old``, marked ``remeasured``."""
+    for key in ("seconds", "versions", "seed", "experiment", "preset", "figures"):
+        if key in old and key not in new:
+            new[key] = old[key]
+    return new | {"remeasured": True}
 
 
 def _from_legacy(saved: dict[str, Any]) -> dict[str, Any]:
