@@ -86,4 +86,12 @@ class ResnetUfmSummary(Summary):
     ufm: Ufm | None = None  # absent without a UFM run
 
 
+class UfmRun(Summary):
+    """The extended UFM's own run directory (``<run>/ufm/summary.json``): marks it finished, so
+    that a resumed run trains the network only."""
+
+    model: str
+    steps: int
+
+
 SUMMARY = ResnetUfmSummary
