@@ -115,9 +115,9 @@ CLAIMS: list[Claim] = [
         runs={"main": RunSpec(CFG, quick="a5-cfg-quick", full="a5-cfg")},
         measured={
             "test accuracy": "test_acc",
-            "level 1 NC1 (by concept)": "levels.0.nc1_trace",
-            "level 2 NC1 (by meta-concept)": "levels.1.nc1_trace",
-            "level 3 NC1 (by meta-meta-concept)": "levels.2.nc1_trace",
+            "level 1 NC1 (by concept)": "levels[level=1].nc1_trace",
+            "level 2 NC1 (by meta-concept)": "levels[level=2].nc1_trace",
+            "level 3 NC1 (by meta-meta-concept)": "levels[level=3].nc1_trace",
             "largest level NC1 / untrained": "max_nc1_vs_untrained",
         },
         paper_values={"collapse": "each level collapses by its latent symbol (figure)"},
