@@ -29,8 +29,8 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..experiments.schema import check_path, summary_type
-from .checks import AnyCheck, Check, Equals, Ratio
-from .summaries import lookup, lookup_std, split
+from .checks import AnyCheck
+from .summaries import split
 
 CLAIM_MODULES = (
     "nclab.reproduce.claims.tirer_bruna",
@@ -170,21 +170,3 @@ def select(patterns: Sequence[str], claims: Sequence[Claim] | None = None) -> li
         )
     return out
 
-
-__all__ = [
-    "CLAIM_MODULES",
-    "FAILED",
-    "NEEDS_GPU",
-    "NOT_REPRODUCED",
-    "PARTIAL",
-    "REPRODUCED",
-    "Check",
-    "Claim",
-    "Equals",
-    "Ratio",
-    "RunSpec",
-    "all_claims",
-    "lookup",
-    "lookup_std",
-    "select",
-]

@@ -7,7 +7,8 @@ and the edge of stability (§5.2). The runs are linear-head presets with ``condi
 
 from __future__ import annotations
 
-from ..registry import Check, Claim, Ratio, RunSpec
+from ..checks import Check, Ratio
+from ..registry import Claim, RunSpec
 from .jacot import PAPER
 
 CLAIMS = [

@@ -10,9 +10,10 @@ network of the same shape, measured in the same run (same seed, same data).
 
 from __future__ import annotations
 
-from ..registry import Check, Claim, Ratio, RunSpec
+from ..checks import Check
+from ..registry import Claim, RunSpec
+from .laurent import PAPER, below_untrained
 
-PAPER = "Feature Collapse (Laurent, von Brecht & Bresson, ICLR 2024)"
 TF = "fc-transformer"
 CFG = "fc-grammar"
 
@@ -29,22 +30,15 @@ _TF_SMALL = (
 
 
 def _embedding_checks() -> list:
-    return [
-        Check(
-            f"word-embedding NC1 (tr ratio by concept) <= {EMB_NC1_MAX}",
-            path="embedding_metrics.nc1_trace",
-            op="<=",
-            value=EMB_NC1_MAX,
-            name="embedding-nc1",
-        ),
-        Ratio(
-            f"word-embedding NC1 < {UNTRAINED_RATIO} x the untrained network's",
-            num="embedding_metrics.nc1_trace",
-            den="untrained.emb_nc1_trace",
-            below=UNTRAINED_RATIO,
-            name="embedding-nc1-vs-untrained",
-        ),
-    ]
+    return below_untrained(
+        "word-embedding NC1 (tr ratio by concept)",
+        "embedding_metrics.nc1_trace",
+        "untrained.emb_nc1_trace",
+        EMB_NC1_MAX,
+        UNTRAINED_RATIO,
+        "embedding-nc1",
+        short="word-embedding NC1",
+    )
 
 
 _MEASURED = {
