@@ -43,13 +43,15 @@ import importlib
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple, Union
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    Discriminator,
+    Tag,
     TypeAdapter,
     ValidationError,
     create_model,
@@ -80,6 +82,25 @@ class Versions(Record):
     torch: str
     numpy: str
     python: str
+
+
+def optional(name: str, tp: Any, fields: str, doc: str) -> type[Record]:
+    """A :class:`Record` whose fields (``fields``, space-separated) each hold a ``tp`` or are
+    absent: e.g. the bounds a theorem gives where its hypotheses hold."""
+    return create_model(
+        name, __base__=Record, __doc__=doc, **dict.fromkeys(fields.split(), (tp | None, None))
+    )
+
+
+def modes(select: Callable[[Mapping[str, Any]], str], **models: type[Summary]) -> Any:
+    """The type of a summary written in several modes: ``models[select(summary)]`` validates it
+    (``select`` reads the keys that tell the modes apart), and a path is checked against all."""
+
+    def tag(data: Any) -> str:
+        return select(data if isinstance(data, Mapping) else vars(data))
+
+    members = tuple(Annotated[model, Tag(name)] for name, model in models.items())
+    return Annotated[Union[members], Discriminator(tag)]  # noqa: UP007
 
 
 class Keys:
@@ -549,6 +570,8 @@ __all__ = [
     "keyed",
     "matches",
     "models_of",
+    "modes",
+    "optional",
     "parse_key",
     "prediction_record",
     "read_summary_versioned",

@@ -5,12 +5,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import Discriminator, Tag, create_model
+from pydantic import create_model
 
 from ...theory.gufm import GUFMPrediction
-from ..schema import Num, Record, StdTree, Summary, Versions, keyed, prediction_record
+from ..schema import Num, Record, StdTree, Summary, Versions, keyed, modes, prediction_record
 from .summary import SLOPE_KEYS, TREND_KEYS
 
 GUFM = prediction_record(GUFMPrediction)
@@ -142,13 +142,9 @@ class DeepLnMonotoneSummary(MonotoneSeed, Summary):
     per_seed: list[MonotoneSeed] | None = None
 
 
-def _mode(data: Any) -> str:
-    mode = data.get("mode") if isinstance(data, dict) else getattr(data, "mode", None)
-    return "monotone" if mode == "monotone" else "sweep"
-
-
-SUMMARY = Annotated[
-    Annotated[DeepLnSweepSummary, Tag("sweep")] | Annotated[DeepLnMonotoneSummary, Tag("monotone")],
-    Discriminator(_mode),
-]
+SUMMARY = modes(
+    lambda keys: keys.get("mode", "sweep"),
+    sweep=DeepLnSweepSummary,
+    monotone=DeepLnMonotoneSummary,
+)
 UNIT = Unit

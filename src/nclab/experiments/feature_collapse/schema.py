@@ -9,8 +9,8 @@ from typing import Literal
 from pydantic import Field
 
 from ...theory.feature_collapse import FCThm1, FCThm2, FCThm3
-from ..common.schema import CollapseType
-from ..schema import Num, Record, Summary, prediction_record
+from ..common.schema import CollapseType, PaperSetting
+from ..schema import Num, Record, Summary, optional, prediction_record
 
 
 class GroupCollapse(Record):
@@ -86,19 +86,21 @@ class Theory(Record):
     thm3: prediction_record(FCThm3) | NotApplicable | None = Field(None, alias="fc-thm3")
 
 
-class PaperValues(Record):
-    """What the paper reports for the preset's figure (:data:`.presets.PAPER`; empty for others)."""
+PaperNumbers = optional(
+    "PaperNumbers",
+    float,
+    "test_acc word_norm_mean word_norm_std theory_word_norm",
+    "The numbers the paper reports for a figure.",
+)
 
-    where: str | None = None
-    setting: str | None = None
-    test_acc: float | None = None
-    word_norm_mean: float | None = None
-    word_norm_std: float | None = None
-    theory_word_norm: float | None = None
+
+class PaperValues(PaperSetting, PaperNumbers):
+    """What the paper reports for the preset's figure (:data:`.presets.PAPER`; empty for others):
+    where and in which setting, its numbers, the collapse it shows, its PCA's singular values."""
+
     collapse_type: CollapseType | None = None
     pca_words: list[float] | None = None
     pca_u: list[float] | None = None
-    note: str | None = None
 
 
 class TheoryGaps(Record):

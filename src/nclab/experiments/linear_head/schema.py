@@ -6,11 +6,9 @@ told apart by ``sweep_kind``. ``UNIT`` is one trained network's summary (:func:`
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import Discriminator, Tag
-
-from ..schema import Num, Record, StdTree, Summary, Versions, keyed
+from ..schema import Num, Record, StdTree, Summary, Versions, keyed, modes, optional
 
 #: the layers Z_l of the network (Z_0: the input or the backbone's output)
 LAYER = r"Z\d+"
@@ -49,38 +47,24 @@ class Hypotheses(Record):
     w_head_op: Num = None
 
 
-class CertMeasured(Record):
-    """The network's metrics the bounds are compared with (those that are defined)."""
-
-    nc1_trace: Num = None
-    kappa_wl: Num = None
-    nc2_kappa: Num = None
-    nc3_cos: Num = None
-
-
-class Bounds(Record):
-    nc1: Num = None
-    kappa_wl: Num = None
-    nc2: Num = None
-    nc3: Num = None
-    psi: Num = None
-    eps: Num = None
-
-
-class BoundsGivenKappa(Record):
-    nc2: Num = None
-    nc3: Num = None
-
-
-class Holds(Record):
-    """Whether each measured metric respects its bound (the bounds that exist)."""
-
-    nc1: bool | None = None
-    kappa_wl: bool | None = None
-    nc2: bool | None = None
-    nc3: bool | None = None
-    nc2_given_kappa: bool | None = None
-    nc3_given_kappa: bool | None = None
+CertMeasured = optional(
+    "CertMeasured",
+    Num,
+    "nc1_trace kappa_wl nc2_kappa nc3_cos",
+    "The network's metrics the bounds are compared with (those that are defined).",
+)
+Bounds = optional(
+    "Bounds", Num, "nc1 kappa_wl nc2 nc3 psi eps", "The theorem's chain of bounds, (2) to (5)."
+)
+BoundsGivenKappa = optional(
+    "BoundsGivenKappa", Num, "nc2 nc3", "(4) and (5) at the measured kappa(W_L)."
+)
+Holds = optional(
+    "Holds",
+    bool,
+    "nc1 kappa_wl nc2 nc3 nc2_given_kappa nc3_given_kappa",
+    "Whether each measured metric respects its bound (the bounds that exist).",
+)
 
 
 class Certificate(Record):
@@ -263,13 +247,9 @@ class LinearHeadSweepSummary(Summary):
     ddp: Ddp
 
 
-def _kind(data: Any) -> str:
-    kind = data.get("sweep_kind") if isinstance(data, dict) else getattr(data, "sweep_kind", None)
-    return "none" if kind == "none" else "sweep"
-
-
-SUMMARY = Annotated[
-    Annotated[LinearHeadSummary, Tag("none")] | Annotated[LinearHeadSweepSummary, Tag("sweep")],
-    Discriminator(_kind),
-]
+SUMMARY = modes(
+    lambda keys: "single" if keys.get("sweep_kind") == "none" else "sweep",
+    single=LinearHeadSummary,
+    sweep=LinearHeadSweepSummary,
+)
 UNIT = Network

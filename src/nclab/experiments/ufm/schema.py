@@ -7,15 +7,16 @@ the keys only one mode writes.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Any
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Field
 
 from ...theory.extended_ufm import DeepUFMPrediction, ExtendedUFMPrediction
 from ...theory.fixed_features import FixedFeaturesPrediction
 from ...theory.gufm import GUFMPrediction
 from ...theory.ufm import UFMCEPrediction, UFMMSEPrediction
-from ..schema import Num, Record, Summary, keyed, prediction_record
+from ..schema import Num, Record, Summary, keyed, modes, optional, prediction_record
 
 #: the feature layers of a deep model: H1, then Z_l = W_l ... (linear) or A_l = σ(Z_l) (ReLU)
 LAYER = r"H1|[ZA]\d+"
@@ -24,17 +25,13 @@ LAYER = r"H1|[ZA]\d+"
 NORM = r"w_norm|h_norm|feature_norm|rho|rho_mean|b|sigma_(W\d+|H|[ZA]\d+)"
 
 
-class Metrics(Record):
-    """Some of the canonical metrics (:func:`.measure.layer_metrics`; None where undefined):
-    those a phase diagram's points set to zero."""
-
-    nc1: Num = None
-    nc2_etf: Num = None
-    nc2_of: Num = None
-    nc2_w_etf: Num = None
-    nc2_w_of: Num = None
-    nc3: Num = None
-    nc3_of: Num = None
+Metrics = optional(
+    "Metrics",
+    Num,
+    "nc1 nc2_etf nc2_of nc2_w_etf nc2_w_of nc3 nc3_of",
+    "Some of the canonical metrics (:func:`.measure.layer_metrics`; None where undefined): those "
+    "a phase diagram's points set to zero.",
+)
 
 
 class FeatureMetrics(Record):
@@ -268,21 +265,19 @@ class UfmFixedFeaturesSummary(Summary):
     per_seed: list[FixedSeed]
 
 
-def _mode(data: Any) -> str:
-    keys = data if isinstance(data, dict) else vars(data)
+def _mode(keys: Mapping[str, Any]) -> str:
+    """The mode a summary was written in, from the keys only it writes."""
     if "ns" in keys:
-        return "fixed-features"
+        return "fixed_features"
     if "lambda_bs" in keys:
-        return "bias-sweep"
-    if "lambdas" in keys:
-        return "phase"
-    return "single"
+        return "bias_sweep"
+    return "phase" if "lambdas" in keys else "single"
 
 
-SUMMARY = Annotated[
-    Annotated[UfmSummary, Tag("single")]
-    | Annotated[UfmPhaseSummary, Tag("phase")]
-    | Annotated[UfmBiasSweepSummary, Tag("bias-sweep")]
-    | Annotated[UfmFixedFeaturesSummary, Tag("fixed-features")],
-    Discriminator(_mode),
-]
+SUMMARY = modes(
+    _mode,
+    single=UfmSummary,
+    phase=UfmPhaseSummary,
+    bias_sweep=UfmBiasSweepSummary,
+    fixed_features=UfmFixedFeaturesSummary,
+)
