@@ -154,6 +154,8 @@ def test_a_removed_field_fails_the_import_of_the_claims(monkeypatch):
         ("linear-head", "by_lr[lr0=12].eos_ratio_late", None),
         ("linear-head", "std.by_lr[lr0=12].eos_ratio_late", None),
         ("linear-head", "by_depth.5.nc2_last", None),
+        ("linear-head", "sweep[L2=5][weight_decay=0.001].derived.nc2_last", None),
+        ("linear-head", "sweep[L2=5][wd=0.001].test_acc", "entries have no field 'wd'"),
         ("linear-head", "by_depth.L5.nc2_last", "'L5' is not a depth"),
         ("linear-head", "certificate.holds.nc1", None),
         ("linear-head", "derived.nc2_lst", "no field 'nc2_lst'; valid: imbalance_rate_predicted"),
@@ -203,6 +205,15 @@ def test_keyed_lookup_on_a_summary_aggregated_over_seeds():
     with pytest.raises(KeyError):
         lookup(dup, "levels[level=1].nc1_trace")  # two entries: ambiguous
     assert lookup_std({"main": _grammar_seed(0, 0.0)}, "levels[level=1].nc1_trace") is None
+
+
+def test_several_selections_select_the_entry_matching_all():
+    sweep = [{"L2": d, "weight_decay": wd, "acc": d + wd} for d in (1, 5) for wd in (0.1, 0.2)]
+    s = {"main": {"sweep": sweep}}
+    assert lookup(s, "sweep[L2=5][weight_decay=0.1].acc") == pytest.approx(5.1)
+    assert resolve(s, "sweep[weight_decay=0.2][L2=1].acc") == ("main", ["sweep", 1, "acc"])
+    with pytest.raises(KeyError):
+        lookup(s, "sweep[L2=5].acc")  # two entries have L2 = 5
 
 
 def test_keyed_lookup_selects_among_a_mappings_values():

@@ -481,6 +481,9 @@ def _check(tp: Any, segs: tuple[Segment, ...], i: int, parent: Any) -> tuple | N
         deepest = max(e[0] for e in errors)
         if deepest > i or len(errors) == 1:  # the member that got furthest says what is wrong
             return next(e for e in errors if e[0] == deepest)
+        having = [e for a, e in zip(members, errors, strict=True) if segs[i].name in _fields(a)]
+        if having:  # a member that has the field, but not the selection
+            return having[0]
         names = sorted({f for a in members for f in _fields(a)})
         others = [e[1] for a, e in zip(members, errors, strict=True) if not models_of(a)]
 
@@ -520,17 +523,18 @@ def _field_type(model: type[BaseModel], name: str) -> Any:
 
 
 def _select(tp: Any, seg: Segment, segs: tuple[Segment, ...], i: int, parent: Any) -> tuple | None:
-    """Apply ``seg``'s selections to the value type ``tp`` of its key, then check the rest."""
-    for field, _ in seg.select:
-        marks = _markers(tp)
-        if any(isinstance(m, _EachSeed) for m in marks):
+    """Apply ``seg``'s selections (all on the same list: the entry matching every one) to the
+    value type ``tp`` of its key, then check the rest."""
+    if seg.select:
+        if any(isinstance(m, _EachSeed) for m in _markers(tp)):
             tp = list[parent]
         entry = _entry_type(_unwrap(tp))
         if entry is None:
             return (i, lambda s: f"{s.name!r} is not a list or mapping of records to select from")
-        if field not in _fields(entry):
-            names = _fields(entry)
-            return (i, lambda s, f=field, names=names: _no_key(s, f, names))
+        names = _fields(entry)
+        for field, _ in seg.select:
+            if field not in names:
+                return (i, lambda s, f=field, names=names: _no_key(s, f, names))
         tp = entry
     return _check(tp, segs, i + 1, parent)
 

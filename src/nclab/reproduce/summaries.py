@@ -5,7 +5,8 @@ A path is a dotted key, optionally prefixed by the run alias: ``"main:metrics.nc
 value of one of its fields, ``name[field=value]`` (:func:`nclab.experiments.schema.parse_key`):
 ``"levels[level=1].nc1_trace"``, ``"by_lr[lr0=12].eos_ratio_late"`` (a mapping's values are
 selected the same way); numbers compare as numbers, so ``level=1`` matches the mean ``1.0`` of a
-summary over seeds. Exactly one entry must match. Lists can still be indexed by position
+summary over seeds; several selections, ``sweep[L2=5][weight_decay=0.001]``, select the entry
+matching all. Exactly one entry must match. Lists can still be indexed by position
 (``"a.b.1"``) here, but the claims never do: :func:`~nclab.experiments.schema.check_path` refuses
 it when the registry is built.
 
@@ -54,16 +55,19 @@ def resolve(summaries: Summaries, path: str) -> tuple[str, list[str | int]]:
             raise KeyError(path)
         node = node[k]
         keys.append(k)
-        for field, value in seg.select:
-            items = list(node.items()) if isinstance(node, Mapping) else list(enumerate(node))
-            hits = [
-                (i, e) for i, e in items if isinstance(e, Mapping) and matches(e.get(field), value)
-            ]
+        if seg.select:
+            items = node.items() if isinstance(node, Mapping) else enumerate(node)
+            hits = [(i, e) for i, e in items if _selected(e, seg.select)]
             if len(hits) != 1:
                 raise KeyError(path)
             k, node = hits[0]
             keys.append(k)
     return alias, keys
+
+
+def _selected(entry: Any, select: tuple[tuple[str, str], ...]) -> bool:
+    """Whether a list entry matches every ``[field=value]`` of a segment."""
+    return isinstance(entry, Mapping) and all(matches(entry.get(f), v) for f, v in select)
 
 
 def _walk(node: Any, keys: list[str | int]) -> Any:
