@@ -19,6 +19,11 @@ fields, never by position: ``levels[level=1].nc1_trace``, ``by_lr[lr0=12].eos_ra
 (numbers compare as numbers: ``1`` matches ``1.0``, the mean over seeds of a key field). Dict keys
 that are numbers written as strings are plain keys: ``by_depth.5.nc2_last``.
 
+Declaring: :class:`Record` for nested records, :func:`keyed` for a mapping whose keys follow a
+pattern (layers, depths), :func:`optional` for a record of optional fields of one type,
+:func:`prediction_record` for a :mod:`nclab.theory` prediction, :func:`modes` for a summary
+written in several modes, ``UNIT`` beside ``SUMMARY`` for the summary of one unit of a grid.
+
 Summaries aggregated over seeds (:func:`~nclab.experiments.common.seeds.aggregate_summaries`)
 add a ``std`` tree of the summary's own shape and ``per_seed`` (one summary per seed): a path
 ``std.<path>`` is checked as ``<path>``, and ``per_seed[seed=1].<path>`` as ``<path>``.
