@@ -169,4 +169,3 @@ def select(patterns: Sequence[str], claims: Sequence[Claim] | None = None) -> li
             f"no claim matches {', '.join(patterns)}; claims: " + ", ".join(c.id for c in claims)
         )
     return out
-
