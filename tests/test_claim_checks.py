@@ -1,4 +1,5 @@
-"""Every registered check can fail, and every summary path a claim reads exists.
+"""Every registered check can fail, every summary path a claim reads exists, and every summary
+validates against its experiment's declared type (:mod:`nclab.experiments.schema`).
 
 The summaries come from the quick runs of every claim: each check is evaluated on them (no missing
 key) and on perturbed copies of them, changing only the values the check declares it reads, until
@@ -13,16 +14,19 @@ import copy
 import json
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from nclab.experiments.resnet_ufm.schema import UfmRun
+from nclab.experiments.schema import read_summary_versioned, validate_summary
 from nclab.reproduce import all_claims, lookup
 from nclab.reproduce.backends import Job, execute
 from nclab.reproduce.judge import MANIFEST, read_summaries
 from nclab.reproduce.plan import plan
 from nclab.reproduce.runner import reproduce
-from nclab.reproduce.summaries import split
+from nclab.reproduce.summaries import resolve
 
 CLAIMS = all_claims()
 #: the checks of claims with a quick run (a GPU-only claim's are tested through the claim it
@@ -81,9 +85,15 @@ SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
 
 
 @pytest.fixture(scope="session")
-def short_summaries(tmp_path_factory) -> dict[str, dict[str, dict[str, Any]]]:
+def short_dir(tmp_path_factory) -> Path:
+    """Where :func:`short_summaries` runs (``runs/<experiment>/<preset>-s<seeds>/``)."""
+    return tmp_path_factory.mktemp("reproduce-short")
+
+
+@pytest.fixture(scope="session")
+def short_summaries(short_dir) -> dict[str, dict[str, dict[str, Any]]]:
     """claim id -> alias -> the summary of its quick run with training cut short (``SHORTEN``)."""
-    out = tmp_path_factory.mktemp("reproduce-short")
+    out = short_dir
     jobs, by_claim, _ = plan(CLAIMS, "quick", out, None, gpu=False)
     short = {}
     for job in jobs:
@@ -104,9 +114,15 @@ def short_summaries(tmp_path_factory) -> dict[str, dict[str, dict[str, Any]]]:
 
 
 @pytest.fixture(scope="session")
-def quick_summaries(tmp_path_factory) -> dict[str, dict[str, dict[str, Any]]]:
+def quick_dir(tmp_path_factory) -> Path:
+    """Where :func:`quick_summaries` runs."""
+    return tmp_path_factory.mktemp("reproduce-quick")
+
+
+@pytest.fixture(scope="session")
+def quick_summaries(quick_dir) -> dict[str, dict[str, dict[str, Any]]]:
     """claim id -> alias -> the summary its quick run wrote (each claim's runs, run once)."""
-    out = tmp_path_factory.mktemp("reproduce-quick")
+    out = quick_dir
     results = reproduce(mode="quick", out=out, workers=2, progress=False)
     failed = [r.id for r in results if r.verdict == "failed"]
     assert not failed, f"quick runs failed: {failed}"
@@ -119,17 +135,23 @@ SOURCES = [
     pytest.param("short_summaries", id="short"),
     pytest.param("quick_summaries", id="quick", marks=pytest.mark.slow),
 ]
+#: the same, with the directory they were run in
+DIRS = [
+    pytest.param(("short_summaries", "short_dir"), id="short"),
+    pytest.param(("quick_summaries", "quick_dir"), id="quick", marks=pytest.mark.slow),
+]
 
 
 def assign(summaries: dict, path: str, value: Any) -> None:
-    """Set the value at ``alias:dotted.path`` (which must exist)."""
-    alias, key = split(path)
+    """Set the value at ``alias:dotted.path`` (which must exist; keyed entries as lookup finds
+    them)."""
+    alias, keys = resolve(summaries, path)
     node: Any = summaries[alias]
-    *parents, last = key.split(".")
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
+    *parents, last = keys
+    for k in parents:
+        node = node[k]
     if isinstance(node, list):
-        node[int(last)] = value
+        node[last] = value
     else:
         assert last in node, path
         node[last] = value
@@ -203,3 +225,28 @@ def test_gpu_only_claims_reuse_tested_checks():
     for c in CLAIMS:
         if not c.runnable("quick"):
             assert all(chk in tested for chk in c.checks), c.id
+
+
+@pytest.mark.parametrize("source", DIRS)
+def test_every_quick_summary_validates_against_its_experiments_schema(request, source):
+    """Each run's summary (as judged: its experiment's declared type, or aggregated over seeds),
+    each seed's (``seed-<s>/``) and each unit's (``units/<unit>/``) validate; a run's summary
+    carries no key its experiment does not declare."""
+    summaries, where = (request.getfixturevalue(name) for name in source)
+    checked = set()
+    for cid, runs in summaries.items():
+        claim = next(c for c in CLAIMS if c.id == cid)
+        for alias, summary in runs.items():
+            experiment = claim.runs[alias].experiment
+            assert read_summary_versioned(experiment, summary) == summary, (cid, alias)
+            checked.add(experiment)
+    assert checked == {s.experiment for c in CLAIMS if c.runnable("quick") for s in c.runs.values()}
+    inner = 0
+    for pattern, unit in (("seed-*", False), ("units/*", True)):
+        for path in sorted(where.glob(f"runs/*/*/{pattern}/summary.json")):
+            experiment = path.relative_to(where).parts[1]
+            validate_summary(experiment, json.loads(path.read_text()), unit=unit)
+            inner += 1
+    assert inner > 0  # deep-ln's and linear-head's units at least
+    for path in where.glob("runs/resnet-ufm/*/ufm/summary.json"):  # the UFM's own run
+        UfmRun.model_validate(json.loads(path.read_text()))

@@ -34,6 +34,7 @@ from ..threads import torch_threads
 from ..workers import run_tasks
 from .catalog import get_experiment
 from .protocol import Experiment, Unit, UnitResult
+from .schema import read_summary_versioned, stamp, validate_summary
 
 #: set in a spawned worker: its experiment, config and context (loaded once per process)
 _WORKER: dict[str, Any] = {}
@@ -74,14 +75,16 @@ def run_experiment(
             summary = dict(exp.summarize(cfg, results))
             if exp.figures is not None and rank() == 0:
                 summary["figures"] = [str(p) for p in exp.figures(cfg, run, summary, results)]
+        summary.setdefault("seed", cfg.seed)
+        summary["experiment"], summary["preset"] = exp.name, preset
+        summary.pop("seconds", None)
+        summary = stamp(exp.name, summary)
+        read_summary_versioned(exp.name, summary)  # the structure the experiment declares
     except Exception as exc:
         if not record_errors:
             raise
         run.write_error(traceback.format_exc())
         return {"failed": True, "error": f"{type(exc).__name__}: {exc}", "run_dir": str(run.path)}
-    summary.setdefault("seed", cfg.seed)
-    summary["experiment"], summary["preset"] = exp.name, preset
-    summary.pop("seconds", None)
     out_summary = run.write_summary(summary, time.perf_counter() - t0)
     run.remove_checkpoint()
     return out_summary
@@ -127,6 +130,7 @@ def _train_unit(exp: Experiment, cfg: Config, unit: Unit, ud: RunDir, context: A
     if not unit.key:
         return summary
     summary.pop("seconds", None)
+    summary = validate_summary(exp.name, stamp(exp.name, summary), unit=True)
     out = ud.write_summary(summary, time.perf_counter() - t0)
     ud.remove_checkpoint()
     return out

@@ -12,6 +12,8 @@ test can make every check fail by perturbing the summary paths it declares (:met
 * :class:`Equals`: every path holds ``expected`` (a string, or a bool compared by identity).
   Reports the value(s) read and ``threshold = expected``.
 
+Checks several papers' claims share are built by :func:`at_most` and :func:`interpolates`.
+
 :meth:`evaluate` never raises on a summary: a missing key, a value that is not a number or a
 non-finite comparison fails the check with a detail that says so.
 """
@@ -197,3 +199,23 @@ class Equals(_Named):
 
 
 AnyCheck = Check | Ratio | Equals
+
+
+def at_most(path: str, value: float, what: str | None = None) -> Check:
+    """``path <= value``, named after its path, described as ``"<what or path> <= <value>"``.
+
+    >>> at_most("objective_gap", 1e-6, "relative objective gap").describe
+    'relative objective gap <= 1e-06'
+    """
+    return Check(f"{what or path} <= {value:g}", path=path, op="<=", value=value, name=path)
+
+
+def interpolates(path: str = "train_acc") -> Check:
+    """The network fits its training set: train accuracy (at ``path``) at least 0.99."""
+    return Check(
+        "the network interpolates (train accuracy >= 0.99)",
+        path=path,
+        op=">=",
+        value=0.99,
+        name="interpolates",
+    )

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunError
+from ..experiments.schema import read_summary_versioned
 from ..runs import RunDir, to_jsonable
 from . import registry
 from .registry import FAILED, NEEDS_GPU, NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim
@@ -157,14 +158,22 @@ def not_run_result(claim: Claim, why: str, mode: str, seeds: int | None = None) 
 
 
 def read_summaries(jobs: Mapping[str, Mapping[str, Any]]) -> tuple[dict, dict[str, str]]:
-    """Each alias's summary (``{"failed": True, ...}`` for a run that raised or did not finish)."""
+    """Each alias's summary (``{"failed": True, ...}`` for a run that raised or did not finish,
+    or whose summary this nclab does not read: another schema version, or a structure its
+    experiment does not declare, :func:`~nclab.experiments.schema.read_summary_versioned`)."""
 
     summaries, runs = {}, {}
     for alias, job in jobs.items():
         run = RunDir(job["run_dir"])
         runs[alias] = job["run_dir"]
         if run.finished:
-            summaries[alias] = run.read_summary()
+            where = str(run.path / "summary.json")
+            try:
+                summaries[alias] = read_summary_versioned(
+                    job["experiment"], run.read_summary(), where
+                )
+            except RunError as exc:
+                summaries[alias] = {"failed": True, "error": str(exc)}
         elif (run.path / "error.txt").is_file():
             err = (run.path / "error.txt").read_text().strip().splitlines()
             summaries[alias] = {"failed": True, "error": err[-1] if err else "error"}

@@ -7,7 +7,12 @@ checks (:mod:`nclab.reproduce.checks`). Each paper's claims live in
 ``nclab/reproduce/claims/<paper>.py`` as a list ``CLAIMS``; one experiment serves several papers.
 
 Paths into a summary are dotted keys, optionally prefixed by the run alias: ``"main:metrics.nc1"``,
-``"h_star:test_acc"`` (:mod:`nclab.reproduce.summaries`). A bare path refers to the alias ``"main"``.
+``"h_star:test_acc"``, list entries selected by a field, ``"levels[level=1].nc1_trace"``
+(:mod:`nclab.reproduce.summaries`). A bare path refers to the alias ``"main"``. Every path a claim
+reads is checked against the declared summary type of its run's experiment
+(:func:`nclab.experiments.schema.check_path`) when the claim is built: a misspelled or removed
+field fails the import of the claims module, naming the claim, the run, the path and the fields
+valid where it goes wrong.
 
 Verdicts: every check passes -> ``"reproduced"``; some pass -> ``"partial"``; none ->
 ``"not reproduced"``; a run raised -> ``"failed"``; the claim needs a GPU for the requested mode ->
@@ -24,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
-from .checks import AnyCheck, Check, Equals, Ratio
-from .summaries import lookup, lookup_std
+from ..experiments.schema import check_path, summary_type
+from .checks import AnyCheck
+from .summaries import split
 
 CLAIM_MODULES = (
     "nclab.reproduce.claims.tirer_bruna",
@@ -75,6 +81,10 @@ class Claim:
     the hardware it needs). ``smaller`` maps a mode (``quick``, ``full``) to what its presets
     change from the paper's setting (data set, size, optimiser); a mode absent from it runs the
     paper's setting.
+
+    Every path the claim reads (:meth:`paths`) must name a field of its run's summary type
+    (:func:`~nclab.experiments.schema.summary_type`), else :class:`~nclab.errors.ConfigError`.
+    ``check_paths=False`` skips that, for claims on fabricated summaries in tests only.
     """
 
     id: str
@@ -90,6 +100,29 @@ class Claim:
     full_seconds: float = 600.0
     note: str = ""
     smaller: Mapping[str, str] = field(default_factory=dict)
+    check_paths: bool = field(default=True, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.check_paths:
+            self.check_summary_paths()
+
+    def check_summary_paths(self) -> None:
+        """Raise :class:`~nclab.errors.ConfigError` unless every path the claim reads names a field
+        its run's experiment declares (:func:`~nclab.experiments.schema.check_path`)."""
+        for path in self.paths():
+            alias, key = split(path)
+            spec = self.runs.get(alias)
+            if spec is None:
+                raise ConfigError(
+                    f"claim {self.id!r}: path {path!r} names run {alias!r}; runs: "
+                    + ", ".join(self.runs)
+                )
+            try:
+                check_path(summary_type(spec.experiment), key)
+            except ConfigError as exc:
+                raise ConfigError(
+                    f"claim {self.id!r}, run {alias!r} ({spec.experiment} summary): {exc}"
+                ) from None
 
     def instance(self, mode: str) -> str:
         """``"paper"``, or ``"smaller: <what differs>"`` when ``mode`` runs a smaller instance."""
@@ -148,22 +181,3 @@ def select(patterns: Sequence[str], claims: Sequence[Claim] | None = None) -> li
             f"no claim matches {', '.join(patterns)}; claims: " + ", ".join(c.id for c in claims)
         )
     return out
-
-
-__all__ = [
-    "CLAIM_MODULES",
-    "FAILED",
-    "NEEDS_GPU",
-    "NOT_REPRODUCED",
-    "PARTIAL",
-    "REPRODUCED",
-    "Check",
-    "Claim",
-    "Equals",
-    "Ratio",
-    "RunSpec",
-    "all_claims",
-    "lookup",
-    "lookup_std",
-    "select",
-]

@@ -1,18 +1,35 @@
 """Paths into run summaries, as claims and checks name them.
 
 A path is a dotted key, optionally prefixed by the run alias: ``"main:metrics.nc1"``,
-``"h_star:test_acc"``; a bare path refers to the alias ``"main"``. List items are indexed by number
-(``"a.b.1"``).
+``"h_star:test_acc"``; a bare path refers to the alias ``"main"``. A list entry is selected by the
+value of one of its fields, ``name[field=value]`` (:func:`nclab.experiments.schema.parse_key`):
+``"levels[level=1].nc1_trace"``, ``"by_lr[lr0=12].eos_ratio_late"`` (a mapping's values are
+selected the same way); numbers compare as numbers, so ``level=1`` matches the mean ``1.0`` of a
+summary over seeds; several selections, ``sweep[L2=5][weight_decay=0.001]``, select the entry
+matching all. Exactly one entry must match. Lists can still be indexed by position
+(``"a.b.1"``) here, but the claims never do: :func:`~nclab.experiments.schema.check_path` refuses
+it when the registry is built.
+
+The std over seeds of a value is at the same place in the summary's ``std`` tree; a keyed entry is
+found there at the position its key has in the summary (the ``std`` tree holds the key's std, 0).
 
 >>> s = {"main": {"a": {"b": [1, 2, 3]}, "std": {"a": {"b": 0.5}}}, "x": {"v": 5}}
 >>> lookup(s, "a.b.1"), lookup(s, "x:v"), lookup_std(s, "a.b"), lookup_std(s, "x:v")
 (2, 5, 0.5, None)
+>>> s = {"main": {"levels": [{"level": 1.0, "nc1": 0.2}, {"level": 2.0, "nc1": 0.1}],
+...               "std": {"levels": [{"level": 0.0, "nc1": 0.02}, {"level": 0.0, "nc1": 0.01}]}}}
+>>> lookup(s, "levels[level=2].nc1"), lookup_std(s, "levels[level=2].nc1")
+(0.1, 0.01)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from ..experiments.schema import matches, parse_key
+
+Summaries = Mapping[str, Mapping[str, Any]]
 
 
 def split(path: str) -> tuple[str, str]:
@@ -21,24 +38,55 @@ def split(path: str) -> tuple[str, str]:
     return alias or "main", key
 
 
-def lookup(summaries: Mapping[str, Mapping[str, Any]], path: str) -> Any:
-    """Value at ``alias:dotted.path`` in the run summaries (``KeyError`` if absent)."""
+def resolve(summaries: Summaries, path: str) -> tuple[str, list[str | int]]:
+    """(alias, the concrete keys and list positions) that ``path`` leads to in its summary
+    (``KeyError`` if it leads nowhere, or a selection matches no entry or several)."""
     alias, key = split(path)
     node: Any = summaries[alias]
-    for part in key.split("."):
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.lstrip("-").isdigit():
-            node = node[int(part)]
+    keys: list[str | int] = []
+    for seg in parse_key(key):
+        if isinstance(node, Mapping) and seg.name in node:
+            k: str | int = seg.name
+        elif isinstance(node, list) and seg.name.lstrip("-").isdigit():
+            k = int(seg.name)
+            if not -len(node) <= k < len(node):
+                raise KeyError(path)
         else:
             raise KeyError(path)
+        node = node[k]
+        keys.append(k)
+        if seg.select:
+            items = node.items() if isinstance(node, Mapping) else enumerate(node)
+            hits = [(i, e) for i, e in items if _selected(e, seg.select)]
+            if len(hits) != 1:
+                raise KeyError(path)
+            k, node = hits[0]
+            keys.append(k)
+    return alias, keys
+
+
+def _selected(entry: Any, select: tuple[tuple[str, str], ...]) -> bool:
+    """Whether a list entry matches every ``[field=value]`` of a segment."""
+    return isinstance(entry, Mapping) and all(matches(entry.get(f), v) for f, v in select)
+
+
+def _walk(node: Any, keys: list[str | int]) -> Any:
+    for k in keys:
+        node = node[k]
     return node
 
 
-def lookup_std(summaries: Mapping[str, Mapping[str, Any]], path: str) -> Any:
-    """The std over seeds of ``path`` (from the summary's ``std`` tree), or None."""
-    alias, key = split(path)
+def lookup(summaries: Summaries, path: str) -> Any:
+    """Value at ``alias:dotted.path`` in the run summaries (``KeyError`` if absent)."""
+    alias, keys = resolve(summaries, path)
+    return _walk(summaries[alias], keys)
+
+
+def lookup_std(summaries: Summaries, path: str) -> Any:
+    """The std over seeds of ``path`` (from the summary's ``std`` tree, at the place ``path``
+    resolves to in the summary), or None."""
     try:
-        return lookup(summaries, f"{alias}:std.{key}")
-    except KeyError:
+        alias, keys = resolve(summaries, path)
+        return _walk(summaries[alias]["std"], keys)
+    except (KeyError, IndexError, TypeError):
         return None

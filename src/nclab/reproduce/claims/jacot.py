@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..registry import Check, Claim, Equals, Ratio, RunSpec
+from ..checks import Check, Equals, Ratio, interpolates
+from ..registry import Claim, RunSpec
 
 PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
 
@@ -59,13 +60,7 @@ CLAIMS = [
             "balancedness": "linear layers decay to a small value, nonlinear plateau higher",
         },
         checks=[
-            Check(
-                "the network interpolates (train accuracy >= 0.99)",
-                "train_acc",
-                ">=",
-                0.99,
-                name="interpolates",
-            ),
+            interpolates(),
             Ratio(
                 "NC1 of Z_(L-1) falls more than 5x over training",
                 "derived.nc1_last",

@@ -7,7 +7,8 @@ and the edge of stability (§5.2). The runs are linear-head presets with ``condi
 
 from __future__ import annotations
 
-from ..registry import Check, Claim, Ratio, RunSpec
+from ..checks import Check, Ratio
+from ..registry import Claim, RunSpec
 from .jacot import PAPER
 
 CLAIMS = [
@@ -180,22 +181,22 @@ CLAIMS = [
             )
         },
         measured={
-            "sharpness x eta / 2, late, eta_0 = 1.5 (eta = 0.5)": "by_lr.0.eos_ratio_late",
-            "sharpness x eta / 2, late, eta_0 = 6": "by_lr.1.eos_ratio_late",
-            "sharpness x eta / 2, late, eta_0 = 12": "by_lr.2.eos_ratio_late",
-            "largest sharpness x eta / 2, eta_0 = 1.5 (eta = 0.5)": "by_lr.0.eos_ratio_max",
-            "kappa(W_L), eta_0 = 1.5 (eta = 0.5)": "by_lr.0.cond_kappa_wl",
-            "kappa(W_L), eta_0 = 12": "by_lr.2.cond_kappa_wl",
-            "NC2 of Z_(L-1), eta_0 = 1.5 (eta = 0.5)": "by_lr.0.nc2_last",
-            "NC2 of Z_(L-1), eta_0 = 12": "by_lr.2.nc2_last",
-            "train accuracy, eta_0 = 1.5 (eta = 0.5)": "by_lr.0.train_acc",
-            "train accuracy, eta_0 = 12": "by_lr.2.train_acc",
+            "sharpness x eta / 2, late, eta_0 = 1.5 (eta = 0.5)": "by_lr[lr0=1.5].eos_ratio_late",
+            "sharpness x eta / 2, late, eta_0 = 6": "by_lr[lr0=6].eos_ratio_late",
+            "sharpness x eta / 2, late, eta_0 = 12": "by_lr[lr0=12].eos_ratio_late",
+            "largest sharpness x eta / 2, eta_0 = 1.5 (eta = 0.5)": "by_lr[lr0=1.5].eos_ratio_max",
+            "kappa(W_L), eta_0 = 1.5 (eta = 0.5)": "by_lr[lr0=1.5].cond_kappa_wl",
+            "kappa(W_L), eta_0 = 12": "by_lr[lr0=12].cond_kappa_wl",
+            "NC2 of Z_(L-1), eta_0 = 1.5 (eta = 0.5)": "by_lr[lr0=1.5].nc2_last",
+            "NC2 of Z_(L-1), eta_0 = 12": "by_lr[lr0=12].nc2_last",
+            "train accuracy, eta_0 = 1.5 (eta = 0.5)": "by_lr[lr0=1.5].train_acc",
+            "train accuracy, eta_0 = 12": "by_lr[lr0=12].train_acc",
         },
         paper_values={"top Hessian eigenvalue": "~ 2 / eta late in training (Cohen et al. 2021)"},
         checks=[
             Check(
                 "eta_0 = 12 (eta = 4): the late sharpness is 2 / eta within 30 %",
-                "by_lr.2.eos_ratio_late",
+                "by_lr[lr0=12].eos_ratio_late",
                 "~",
                 1.0,
                 rtol=0.3,
@@ -203,7 +204,7 @@ CLAIMS = [
             ),
             Check(
                 "eta_0 = 6 (eta = 2): the late sharpness is 2 / eta within 30 %",
-                "by_lr.1.eos_ratio_late",
+                "by_lr[lr0=6].eos_ratio_late",
                 "~",
                 1.0,
                 rtol=0.3,
@@ -211,21 +212,21 @@ CLAIMS = [
             ),
             Ratio(
                 "kappa(W_L) is smaller at eta_0 = 12 than at eta_0 = 1.5 (eta = 0.5)",
-                "by_lr.2.cond_kappa_wl",
-                "by_lr.0.cond_kappa_wl",
+                "by_lr[lr0=12].cond_kappa_wl",
+                "by_lr[lr0=1.5].cond_kappa_wl",
                 1.0,
                 name="kappa-wl-improves",
             ),
             Ratio(
                 "NC2 of Z_(L-1) is smaller at eta_0 = 12 than at eta_0 = 1.5 (eta = 0.5)",
-                "by_lr.2.nc2_last",
-                "by_lr.0.nc2_last",
+                "by_lr[lr0=12].nc2_last",
+                "by_lr[lr0=1.5].nc2_last",
                 1.0,
                 name="nc2-improves",
             ),
             Check(
                 "the largest step still fits the training set (train accuracy >= 0.99)",
-                "by_lr.2.train_acc",
+                "by_lr[lr0=12].train_acc",
                 ">=",
                 0.99,
                 name="largest-step-interpolates",

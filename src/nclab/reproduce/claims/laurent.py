@@ -2,15 +2,28 @@
 
 Each claim runs the ``feature-collapse`` experiment (quick: reduced sizes, seconds on 2 cores; full:
 the authors' recipe) and judges the summary: accuracy, collapse type (:mod:`nclab.collapse.embedding`)
-and the norms against the theorems' predictions (``theory.*`` keys, from ``fc-thm1/2/3``).
+and the norms against the theorems' predictions (``theory.*`` keys, from ``fc-thm1/2/3``). The
+checks several claims share are built by the helpers below (:func:`below_untrained` also serves
+the appendix's claims, :mod:`.laurent_appendix`).
 """
 
 from __future__ import annotations
 
-from ..registry import Check, Claim, Equals, Ratio, RunSpec
+from ..checks import Check, Equals, Ratio
+from ..registry import Claim, RunSpec
 
 PAPER = "Feature Collapse (Laurent, von Brecht & Bresson, ICLR 2024)"
 EXP = "feature-collapse"
+
+
+def _run(preset: str) -> dict[str, RunSpec]:
+    """The one run of a claim: ``preset`` in full, ``<preset>-quick`` in quick mode."""
+    return {"main": RunSpec(EXP, quick=f"{preset}-quick", full=preset)}
+
+
+def _h_and_h_star(h: str, h_star: str) -> dict[str, RunSpec]:
+    """The two networks of a comparison, h (no LayerNorm) and h* (LayerNorm), run as ``_run``."""
+    return {"h": _run(h)["main"], "h_star": _run(h_star)["main"]}
 
 
 def _collapse(alias: str, kind: str) -> Equals:
@@ -30,20 +43,70 @@ def _acc(path: str = "test_acc") -> Check:
     )
 
 
-def _variability(what: str, key: str, name: str) -> list[Check | Ratio]:
-    """``what`` (``embedding_metrics.words.<key>``) at most 0.05 and below 1 % of the same measure
-    on the untrained network of the run (``untrained.word_<key>``)."""
-    path = f"embedding_metrics.words.{key}"
+def _theorem(what: str, path: str, thm: int, rtol: float, name: str) -> Check:
+    """``what`` (at ``path``) within ``rtol`` of Theorem ``thm``'s value (at ``theory.<same>``)."""
+    ref = "theory." + path.removesuffix("_mean")
+    return Check(
+        f"{what} within {rtol * 100:g} % of Theorem {thm}",
+        path=path,
+        op="~",
+        ref=ref,
+        rtol=rtol,
+        name=name,
+    )
+
+
+def _h_star_beats_h(points: int) -> list[Check | Equals]:
+    """h* reaches 99 %, ``points`` above h; h* collapses (type-II), h does not."""
     return [
-        Check(f"{what} <= 0.05", path=path, op="<=", value=0.05, name=name),
+        _acc("h_star:test_acc"),
+        Check(
+            f"test accuracy of h* exceeds h by >= {points} points",
+            path="h_star:test_acc",
+            op=">=",
+            ref="h:test_acc",
+            margin=points / 100,
+            name="h_star-beats-h",
+        ),
+        # "virtually identical to Figures 3 and 4" (App. A.1): h* collapses (4c), h does not (4b)
+        _collapse("h_star", "type-II"),
+        _collapse("h", "none"),
+    ]
+
+
+#: frequent words get larger embeddings (type-III collapse, Theorem 2)
+_NORM_FOLLOWS_FREQUENCY = Check(
+    "word norm increases with frequency (Spearman >= 0.8)",
+    path="embedding_metrics.words.spearman_norm_freq",
+    op=">=",
+    value=0.8,
+    name="norm-frequency-spearman",
+)
+
+
+def below_untrained(
+    what: str, path: str, untrained: str, level: float, ratio: float, name: str, short: str = ""
+) -> list[Check | Ratio]:
+    """``what`` (at ``path``) at most ``level`` and below ``ratio`` times the same measure on the
+    untrained network of the run (at ``untrained``); ``short`` names it in the second check."""
+    return [
+        Check(f"{what} <= {level:g}", path=path, op="<=", value=level, name=name),
         Ratio(
-            f"{what} < 0.01 x the untrained network's",
+            f"{short or what} < {ratio:g} x the untrained network's",
             num=path,
-            den=f"untrained.word_{key}",
-            below=0.01,
+            den=untrained,
+            below=ratio,
             name=f"{name}-vs-untrained",
         ),
     ]
+
+
+def _variability(what: str, key: str, name: str) -> list[Check | Ratio]:
+    """``what`` (``embedding_metrics.words.<key>``) at most 0.05 and below 1 % of the same measure
+    on the untrained network of the run (``untrained.word_<key>``)."""
+    return below_untrained(
+        what, f"embedding_metrics.words.{key}", f"untrained.word_{key}", 0.05, 0.01, name
+    )
 
 
 #: what the quick presets change from the authors' recipe (nc=3, nw=1200, L=15, K=1000, d=100,
@@ -57,6 +120,9 @@ _LBFGS = "full-batch L-BFGS, 40 epochs"
 #: ("fig4b accuracy over seeds")
 FIG4B_ACC_TOL = 0.05
 
+#: the full runs without weight decay: the paper's 5 million SGD iterations
+_FIVE_MILLION = "the full run is the paper's 5 million SGD iterations (~5.5 h on 2 cores)"
+
 
 CLAIMS: list[Claim] = [
     Claim(
@@ -66,7 +132,7 @@ CLAIMS: list[Claim] = [
         claim="With uniform word frequencies, h generalises perfectly and its weights form a type-I "
         "collapse whose word-embedding norm matches Theorem 1 (1.41 ± 0.13 measured vs "
         "1.42214 predicted).",
-        runs={"main": RunSpec(EXP, quick="fig3-quick", full="fig3")},
+        runs=_run("fig3"),
         measured={
             "test accuracy": "test_acc",
             "mean word norm": "word_norm_mean",
@@ -84,22 +150,8 @@ CLAIMS: list[Claim] = [
         checks=[
             _acc(),
             _collapse("main", "type-I"),
-            Check(
-                "mean word norm within 5 % of Theorem 1",
-                path="word_norm_mean",
-                op="~",
-                ref="theory.word_norm",
-                rtol=0.05,
-                name="word-norm-thm1",
-            ),
-            Check(
-                "mean u norm within 5 % of Theorem 1",
-                path="u_norm_mean",
-                op="~",
-                ref="theory.u_norm",
-                rtol=0.05,
-                name="u-norm-thm1",
-            ),
+            _theorem("mean word norm", "word_norm_mean", 1, 0.05, "word-norm-thm1"),
+            _theorem("mean u norm", "u_norm_mean", 1, 0.05, "u-norm-thm1"),
         ],
         quick_seconds=5,
         full_seconds=600,
@@ -111,7 +163,7 @@ CLAIMS: list[Claim] = [
         where="§3.1",
         claim="With K = 50 classes and 100 sentences per class the word-embedding norm is "
         "0.61 ± 0.06, against 0.61602 predicted by Theorem 1.",
-        runs={"main": RunSpec(EXP, quick="k50-quick", full="k50")},
+        runs=_run("k50"),
         measured={
             "test accuracy": "test_acc",
             "mean word norm": "word_norm_mean",
@@ -125,14 +177,7 @@ CLAIMS: list[Claim] = [
         },
         checks=[
             _collapse("main", "type-I"),
-            Check(
-                "mean word norm within 5 % of Theorem 1",
-                path="word_norm_mean",
-                op="~",
-                ref="theory.word_norm",
-                rtol=0.05,
-                name="word-norm-thm1",
-            ),
+            _theorem("mean word norm", "word_norm_mean", 1, 0.05, "word-norm-thm1"),
         ],
         quick_seconds=5,
         full_seconds=200,
@@ -144,7 +189,7 @@ CLAIMS: list[Claim] = [
         where="§2.1, Theorem 3",
         claim="With uniform words, h* (LayerNorm) also generalises perfectly; its word "
         "representations and u vectors form a type-II collapse (Theorem 3).",
-        runs={"main": RunSpec(EXP, quick="fig3-ln-quick", full="fig3-ln")},
+        runs=_run("fig3-ln"),
         measured={
             "test accuracy": "test_acc",
             "mean u norm": "u_norm_mean",
@@ -155,14 +200,7 @@ CLAIMS: list[Claim] = [
         checks=[
             _acc(),
             _collapse("main", "type-II"),
-            Check(
-                "mean u norm within 10 % of Theorem 3",
-                path="u_norm_mean",
-                op="~",
-                ref="theory.u_norm",
-                rtol=0.10,
-                name="u-norm-thm3",
-            ),
+            _theorem("mean u norm", "u_norm_mean", 3, 0.10, "u-norm-thm3"),
         ],
         quick_seconds=5,
         full_seconds=600,
@@ -174,24 +212,14 @@ CLAIMS: list[Claim] = [
         where="§2.2 Fig. 4a, Theorem 2",
         claim="With Zipf word frequencies and a large training set, h generalises, its embeddings "
         "collapse in direction only (type-III) and frequent words get larger norms.",
-        runs={"main": RunSpec(EXP, quick="fig4a-quick", full="fig4a")},
+        runs=_run("fig4a"),
         measured={
             "test accuracy": "test_acc",
             "Spearman(norm, frequency)": "embedding_metrics.words.spearman_norm_freq",
             "word norm CV": "embedding_metrics.words.norm_cv",
         },
         paper_values={"test accuracy": 1.0},
-        checks=[
-            _acc(),
-            _collapse("main", "type-III"),
-            Check(
-                "word norm increases with frequency (Spearman >= 0.8)",
-                path="embedding_metrics.words.spearman_norm_freq",
-                op=">=",
-                value=0.8,
-                name="norm-frequency-spearman",
-            ),
-        ],
+        checks=[_acc(), _collapse("main", "type-III"), _NORM_FOLLOWS_FREQUENCY],
         quick_seconds=10,
         full_seconds=800,
         smaller={"quick": f"{_TAIL}, 30 sentences per class (paper: 500), {_LBFGS}"},
@@ -202,10 +230,7 @@ CLAIMS: list[Claim] = [
         where="§2.2 Fig. 4b/4c, Theorem 3",
         claim="With Zipf frequencies and only 5 sentences per class, h fails to collapse and "
         "generalises poorly (45 %) while h* collapses fully and stays at 100 %.",
-        runs={
-            "h": RunSpec(EXP, quick="fig4b-quick", full="fig4b"),
-            "h_star": RunSpec(EXP, quick="fig4c-quick", full="fig4c"),
-        },
+        runs=_h_and_h_star("fig4b", "fig4c"),
         measured={
             "h test accuracy": "h:test_acc",
             "h* test accuracy": "h_star:test_acc",
@@ -214,17 +239,7 @@ CLAIMS: list[Claim] = [
         theory={"h* u norm (fc-thm3)": "h_star:theory.u_norm"},
         paper_values={"h test accuracy": 0.45, "h* test accuracy": 1.0},
         checks=[
-            _acc("h_star:test_acc"),
-            Check(
-                "test accuracy of h* exceeds h by >= 30 points",
-                path="h_star:test_acc",
-                op=">=",
-                ref="h:test_acc",
-                margin=0.30,
-                name="h_star-beats-h",
-            ),
-            _collapse("h_star", "type-II"),
-            _collapse("h", "none"),
+            *_h_star_beats_h(30),
             Check(
                 f"h test accuracy within {FIG4B_ACC_TOL:.0%} of the paper's 45 %",
                 path="h:test_acc",
@@ -247,26 +262,10 @@ CLAIMS: list[Claim] = [
         where="App. A.1 Fig. 6b/6c",
         claim="Without weight decay the picture is the same: on the small Zipf training set h "
         "reaches 66 % test accuracy and h* 100 %.",
-        runs={
-            "h": RunSpec(EXP, quick="no-wd-fig4b-quick", full="no-wd-fig4b"),
-            "h_star": RunSpec(EXP, quick="no-wd-fig4c-quick", full="no-wd-fig4c"),
-        },
+        runs=_h_and_h_star("no-wd-fig4b", "no-wd-fig4c"),
         measured={"h test accuracy": "h:test_acc", "h* test accuracy": "h_star:test_acc"},
         paper_values={"h test accuracy": 0.66, "h* test accuracy": 1.0},
-        checks=[
-            _acc("h_star:test_acc"),
-            Check(
-                "test accuracy of h* exceeds h by >= 20 points",
-                path="h_star:test_acc",
-                op=">=",
-                ref="h:test_acc",
-                margin=0.20,
-                name="h_star-beats-h",
-            ),
-            # "virtually identical to Figures 3 and 4": h* collapses (4c), h does not (4b)
-            _collapse("h_star", "type-II"),
-            _collapse("h", "none"),
-        ],
+        checks=_h_star_beats_h(20),
         quick_seconds=8,
         full_seconds=40_000,
         smaller={"quick": f"{_TAIL}; h: 300 epochs, h*: 150 (paper: 100 000 each)"},
@@ -279,7 +278,7 @@ CLAIMS: list[Claim] = [
         where="App. A.1 Fig. 5",
         claim="Without weight decay (5 million SGD iterations) h on the uniform Fig. 3 task still "
         "generalises perfectly and its weights form the same type-I collapse.",
-        runs={"main": RunSpec(EXP, quick="no-wd-fig3-quick", full="no-wd-fig3")},
+        runs=_run("no-wd-fig3"),
         measured={
             "test accuracy": "test_acc",
             "word NC1 (by concept)": "embedding_metrics.words.nc1_trace",
@@ -295,7 +294,7 @@ CLAIMS: list[Claim] = [
         quick_seconds=30,
         full_seconds=20_000,
         smaller={"quick": f"{_UNI}, 1500 epochs (paper: 100 000)"},
-        note="the full run is the paper's 5 million SGD iterations (~5.5 h on 2 cores)",
+        note=_FIVE_MILLION,
     ),
     Claim(
         id="feature-collapse/no-wd-fig6a",
@@ -303,7 +302,7 @@ CLAIMS: list[Claim] = [
         where="App. A.1 Fig. 6a",
         claim="Without weight decay h on the large Zipf training set still generalises and its "
         "embeddings collapse in direction, with norms growing with frequency (type-III).",
-        runs={"main": RunSpec(EXP, quick="no-wd-fig4a-quick", full="no-wd-fig4a")},
+        runs=_run("no-wd-fig4a"),
         measured={
             "test accuracy": "test_acc",
             "word directional NC1": "embedding_metrics.words.dir_nc1",
@@ -315,36 +314,27 @@ CLAIMS: list[Claim] = [
             _acc(),
             _collapse("main", "type-III"),
             *_variability("word directional NC1", "dir_nc1", "word-dir-nc1"),
-            Check(
-                "word norm increases with frequency (Spearman >= 0.8)",
-                path="embedding_metrics.words.spearman_norm_freq",
-                op=">=",
-                value=0.8,
-                name="norm-frequency-spearman",
-            ),
+            _NORM_FOLLOWS_FREQUENCY,
         ],
         quick_seconds=35,
         full_seconds=20_000,
         smaller={
             "quick": f"{_TAIL}, 60 sentences per class (paper: 500), 100 epochs (paper: 1000)"
         },
-        note="the full run is the paper's 5 million SGD iterations (~5.5 h on 2 cores)",
+        note=_FIVE_MILLION,
     ),
     Claim(
         id="feature-collapse/learnable-ln",
         paper=PAPER,
         where="App. A.2 Fig. 7",
         claim="With a learnable LayerNorm, h* on the small Zipf training set still collapses.",
-        runs={"main": RunSpec(EXP, quick="learnable-ln-quick", full="learnable-ln")},
+        runs=_run("learnable-ln"),
         measured={
             "test accuracy": "test_acc",
             "representation directional NC1": "embedding_metrics.words.dir_nc1",
         },
         paper_values={"collapse": "type-II"},
-        checks=[
-            _acc(),
-            _collapse("main", "type-II"),
-        ],
+        checks=[_acc(), _collapse("main", "type-II")],
         quick_seconds=5,
         full_seconds=400,
         smaller={"quick": f"{_TAIL}, 150 epochs (paper: 500)"},

@@ -10,9 +10,10 @@ network of the same shape, measured in the same run (same seed, same data).
 
 from __future__ import annotations
 
-from ..registry import Check, Claim, Ratio, RunSpec
+from ..checks import Check
+from ..registry import Claim, RunSpec
+from .laurent import PAPER, below_untrained
 
-PAPER = "Feature Collapse (Laurent, von Brecht & Bresson, ICLR 2024)"
 TF = "fc-transformer"
 CFG = "fc-grammar"
 
@@ -29,22 +30,15 @@ _TF_SMALL = (
 
 
 def _embedding_checks() -> list:
-    return [
-        Check(
-            f"word-embedding NC1 (tr ratio by concept) <= {EMB_NC1_MAX}",
-            path="embedding_metrics.nc1_trace",
-            op="<=",
-            value=EMB_NC1_MAX,
-            name="embedding-nc1",
-        ),
-        Ratio(
-            f"word-embedding NC1 < {UNTRAINED_RATIO} x the untrained network's",
-            num="embedding_metrics.nc1_trace",
-            den="untrained.emb_nc1_trace",
-            below=UNTRAINED_RATIO,
-            name="embedding-nc1-vs-untrained",
-        ),
-    ]
+    return below_untrained(
+        "word-embedding NC1 (tr ratio by concept)",
+        "embedding_metrics.nc1_trace",
+        "untrained.emb_nc1_trace",
+        EMB_NC1_MAX,
+        UNTRAINED_RATIO,
+        "embedding-nc1",
+        short="word-embedding NC1",
+    )
 
 
 _MEASURED = {
@@ -115,9 +109,9 @@ CLAIMS: list[Claim] = [
         runs={"main": RunSpec(CFG, quick="a5-cfg-quick", full="a5-cfg")},
         measured={
             "test accuracy": "test_acc",
-            "level 1 NC1 (by concept)": "levels.0.nc1_trace",
-            "level 2 NC1 (by meta-concept)": "levels.1.nc1_trace",
-            "level 3 NC1 (by meta-meta-concept)": "levels.2.nc1_trace",
+            "level 1 NC1 (by concept)": "levels[level=1].nc1_trace",
+            "level 2 NC1 (by meta-concept)": "levels[level=2].nc1_trace",
+            "level 3 NC1 (by meta-meta-concept)": "levels[level=3].nc1_trace",
             "largest level NC1 / untrained": "max_nc1_vs_untrained",
         },
         paper_values={"collapse": "each level collapses by its latent symbol (figure)"},

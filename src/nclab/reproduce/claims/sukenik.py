@@ -26,17 +26,14 @@ share this paper's helpers, and each claim is a declaration, not logic.
 
 from __future__ import annotations
 
-from ..registry import Check, Claim, RunSpec
+from ..checks import Check, at_most
+from ..registry import Claim, RunSpec
 
 PAPER = (
     "Súkeník, Lampert & Mondelli, Neural Collapse is Globally Optimal in Deep Regularized "
     "ResNets and Transformers (appendix)"
 )
 EXP = "ufm"
-
-
-def _le(path: str, value: float) -> Check:
-    return Check(f"{path} <= {value:g}", path=path, op="<=", value=value, name=path)
 
 
 CLAIMS: list[Claim] = [
@@ -62,8 +59,8 @@ CLAIMS: list[Claim] = [
             "||w_k||": "1/(√d(1+λ_app K)) = 0.2496879 for d=16, K=4, λ=0.005 (λ_app = λ/d)"
         },
         checks=[
-            _le("objective_gap", 1e-6),
-            _le("norm_gaps.w_norm", 1e-6),
+            at_most("objective_gap", 1e-6),
+            at_most("norm_gaps.w_norm", 1e-6),
             Check(
                 "||w_k|| equals the appendix formula",
                 path="measured_norms.w_norm",
@@ -72,7 +69,7 @@ CLAIMS: list[Claim] = [
                 rtol=1e-6,
                 name="w_norm-appendix-formula",
             ),
-            *[_le(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_of", "nc2_w_of", "nc3_of")],
+            *[at_most(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_of", "nc2_w_of", "nc3_of")],
         ],
         quick_seconds=36,
         full_seconds=30,
@@ -92,9 +89,9 @@ CLAIMS: list[Claim] = [
         theory={"objective": "theory_objective", "||w_k||": "theory_norms.w_norm"},
         paper_values={"structure": "simplex ETF (NC1-NC3)"},
         checks=[
-            _le("objective_gap", 1e-6),
-            _le("norm_gaps.w_norm", 1e-6),
-            *[_le(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")],
+            at_most("objective_gap", 1e-6),
+            at_most("norm_gaps.w_norm", 1e-6),
+            *[at_most(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")],
         ],
         quick_seconds=14,
         full_seconds=10,
@@ -119,10 +116,10 @@ CLAIMS: list[Claim] = [
         },
         paper_values={"structure": "simplex ETF (NC1-NC3)"},
         checks=[
-            _le("objective_gap", 1e-6),
-            _le("norm_gaps.w_norm", 1e-6),
-            _le("norm_gaps.h_norm", 1e-6),
-            *[_le(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")],
+            at_most("objective_gap", 1e-6),
+            at_most("norm_gaps.w_norm", 1e-6),
+            at_most("norm_gaps.h_norm", 1e-6),
+            *[at_most(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")],
         ],
         quick_seconds=18,
         full_seconds=10,

@@ -11,15 +11,12 @@ ResNet18 claims (``resnet18-*``) are in :mod:`.tirer_bruna_resnet`.
 
 from __future__ import annotations
 
-from ..registry import Check, Claim, Equals, RunSpec
+from ..checks import Check, Equals, at_most
+from ..registry import Claim, RunSpec
 
 PAPER = "Tirer & Bruna, Extended Unconstrained Features Model (ICML 2022)"
 EXP = "ufm"
 ZERO = "-> 0 (plotted)"
-
-
-def _le(path: str, value: float, what: str | None = None) -> Check:
-    return Check(f"{what or path} <= {value:g}", path=path, op="<=", value=value, name=path)
 
 
 def _steps(quick: int, full: int) -> dict[str, str]:
@@ -28,7 +25,7 @@ def _steps(quick: int, full: int) -> dict[str, str]:
 
 
 def _metric_checks(prefix: str, keys: tuple[str, ...], tol: float = 1e-6) -> list[Check]:
-    return [_le(f"metrics.{prefix}{k}", tol) for k in keys]
+    return [at_most(f"metrics.{prefix}{k}", tol) for k in keys]
 
 
 OF = ("nc1", "nc2_of", "nc2_w_of", "nc3_of")
@@ -66,9 +63,9 @@ def _plain(
         theory={"objective": "theory_objective", **{k: f"theory_norms.{k}" for k in norms}},
         paper_values={k: ZERO for k in keys},
         checks=[
-            _le("objective_gap", 1e-6, "relative objective gap"),
+            at_most("objective_gap", 1e-6, "relative objective gap"),
             *_metric_checks("", keys),
-            *[_le(f"norm_gaps.{k}", 1e-6) for k in norms],
+            *[at_most(f"norm_gaps.{k}", 1e-6) for k in norms],
         ],
         quick_seconds=quick_s,
         full_seconds=full_s,
@@ -94,13 +91,13 @@ def _extended(
     keys = ("nc1", "nc2_of", "nc2_w_of", "nc3_of")
     norms = ("sigma_W2", "sigma_A1") if relu else ("sigma_W2", "sigma_W1", "sigma_H", "sigma_Z1")
     checks = [
-        _le("objective_gap", gap_tol, "relative objective gap"),
-        _le(f"metrics.{last}.nc1", 1e-6),
+        at_most("objective_gap", gap_tol, "relative objective gap"),
+        at_most(f"metrics.{last}.nc1", 1e-6),
         *_metric_checks(f"{last}.", keys[1:], metric_tol),
-        *[_le(f"norm_gaps.{k}", max(gap_tol, 1e-6)) for k in norms],
+        *[at_most(f"norm_gaps.{k}", max(gap_tol, 1e-6)) for k in norms],
     ]
     if not relu:
-        checks += [_le("metrics.H1.nc1", 1e-6), _le("metrics.H1.nc2_of", 1e-6)]
+        checks += [at_most("metrics.H1.nc1", 1e-6), at_most("metrics.H1.nc2_of", 1e-6)]
     feat = "σ(W1H1)" if relu else "W1H1 and H1"
     return Claim(
         id=f"tirer-bruna/{fig}-{'relu' if relu else 'linear'}",
@@ -140,7 +137,7 @@ def _fixed_features_checks(big: str) -> list:
             rtol=0.15,
             name="gap-constant",
         ),
-        _le(f"{big}.scale_gap", 5e-3, "relative error of the scale of Ŵ_n (largest n)"),
+        at_most(f"{big}.scale_gap", 5e-3, "relative error of the scale of Ŵ_n (largest n)"),
         Check(
             "Ŵ_n tends to a W*, not to W*: ‖Ŵ_n - W*‖/‖W*‖ ≈ 1 - a (10 %)",
             path=f"{big}.gap_to_w_star",
@@ -149,8 +146,8 @@ def _fixed_features_checks(big: str) -> list:
             rtol=0.1,
             name="attenuation",
         ),
-        _le(f"{big}.nc2_w_of", 0.02, "NC2^OF of Ŵ_n (largest n)"),
-        _le(f"{big}.nc3_of", 0.05, "NC3^OF of Ŵ_n and H̄ (largest n)"),
+        at_most(f"{big}.nc2_w_of", 0.02, "NC2^OF of Ŵ_n (largest n)"),
+        at_most(f"{big}.nc3_of", 0.05, "NC3^OF of Ŵ_n and H̄ (largest n)"),
         Check(
             "the features stay non-collapsed: NC1 ≈ (K-1)σ_e²/ρ (10 %)",
             path=f"{big}.nc1",
@@ -215,11 +212,11 @@ def _bias_checks(ends: str) -> list:
             expected=True,
             name="nc2-w-etf-rises",
         ),
-        _le("objective_gap_off_kink", 1e-6, "relative gap at points with |μ/c - 1| >= 0.1"),
-        _le("objective_gap", 1e-4, "relative gap at every point"),
-        _le("metric_gap_off_kink", 1e-6, "|NC metric - closed form| off the kink"),
-        _le(f"{ends}.etf.nc2_w_etf", 1e-6, "NC2^ETF of W at the smallest λ_b"),
-        _le(f"{ends}.etf.rho_gap_thm32", 1e-6, "ρ at the smallest λ_b vs Theorem 3.2"),
+        at_most("objective_gap_off_kink", 1e-6, "relative gap at points with |μ/c - 1| >= 0.1"),
+        at_most("objective_gap", 1e-4, "relative gap at every point"),
+        at_most("metric_gap_off_kink", 1e-6, "|NC metric - closed form| off the kink"),
+        at_most(f"{ends}.etf.nc2_w_etf", 1e-6, "NC2^ETF of W at the smallest λ_b"),
+        at_most(f"{ends}.etf.rho_gap_thm32", 1e-6, "ρ at the smallest λ_b vs Theorem 3.2"),
         Check(
             "at the largest λ_b NC2^OF is below NC2^ETF of W by 0.4",
             path=f"{ends}.of.nc2_of",
@@ -228,7 +225,7 @@ def _bias_checks(ends: str) -> list:
             margin=-0.4,
             name="of-end",
         ),
-        _le(f"{ends}.of.rho_mean_gap_thm31", 0.02, "ρ_mean at the largest λ_b vs Thm 3.1's ρ"),
+        at_most(f"{ends}.of.rho_mean_gap_thm31", 0.02, "ρ_mean at the largest λ_b vs Thm 3.1's ρ"),
     ]
 
 
@@ -368,9 +365,11 @@ CLAIMS: list[Claim] = [
         theory={},
         paper_values={"collapse threshold": "K√(nλ_Hλ_W) = 1"},
         checks=[
-            _le("objective_gap_off_threshold", 1e-6, "relative gap at points with |c - 1| >= 0.1"),
-            _le("objective_gap", 1e-4, "relative gap at every point"),
-            _le("collapse_max", 1e-6, "NC metrics of the collapsed points"),
+            at_most(
+                "objective_gap_off_threshold", 1e-6, "relative gap at points with |c - 1| >= 0.1"
+            ),
+            at_most("objective_gap", 1e-4, "relative gap at every point"),
+            at_most("collapse_max", 1e-6, "NC metrics of the collapsed points"),
         ],
         quick_seconds=10,
         full_seconds=75,

@@ -10,7 +10,8 @@ collapses more than the level one block earlier.
 
 from __future__ import annotations
 
-from ..registry import Check, Claim, Ratio, RunSpec
+from ..checks import Check, Ratio, interpolates
+from ..registry import Claim, RunSpec
 from .tirer_bruna import PAPER
 
 
@@ -22,13 +23,7 @@ def _resnet_checks(mse: bool) -> list:
     label = {"nc2_w_of": "NC2^OF(W)", "nc2_w_etf": "NC2^ETF(W)"}
     frame = "an orthogonal frame" if mse else "a simplex ETF"
     return [
-        Check(
-            "the network interpolates (train accuracy >= 0.99)",
-            path="net.train_acc",
-            op=">=",
-            value=0.99,
-            name="interpolates",
-        ),
+        interpolates("net.train_acc"),
         Check(
             f"ResNet18: {label[ours]} < {label[other]} at the end (W closer to {frame})",
             path=f"net.end.second.{ours}",

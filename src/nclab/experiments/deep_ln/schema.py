@@ -1,0 +1,150 @@
+"""The structure of a ``deep-ln`` summary: a depth sweep (:class:`DeepLnSweepSummary`, from
+:mod:`.summary`) or the monotone-in-depth comparison (:class:`DeepLnMonotoneSummary`, from
+:mod:`.monotone`). ``SUMMARY`` is their union, told apart by ``mode``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import create_model
+
+from ...theory.gufm import GUFMPrediction
+from ..schema import Num, Record, StdTree, Summary, Versions, keyed, modes, prediction_record
+from .summary import SLOPE_KEYS, TREND_KEYS
+
+GUFM = prediction_record(GUFMPrediction)
+
+
+class Unit(Record):
+    """One trained network (:func:`.train.train_unit`), or the mean over seeds of the networks of
+    one depth with their ``std`` (``seed`` is then the mean seed)."""
+
+    depth: int
+    seed: float
+    weight_decay: float
+    theory: GUFM  # the GUFM optimum at this network's λ
+    nc1: Num
+    nc1_trace: Num
+    nc2_etf: Num
+    nc2_of: Num
+    nc2_w_etf: Num
+    nc2_w_of: Num
+    nc3: Num
+    nc3_of: Num
+    nc3_cos: Num
+    nc4: Num
+    cdnv: Num
+    nc2: Num  # the loss's NC2 of X_L: nc2_etf (CE) or nc2_of (MSE)
+    nc3_match: Num  # the loss's NC3: nc3 (CE) or nc3_of (MSE)
+    nc2_w: Num  # the paper's NC2: W_L against the GUFM's frame
+    nc3_cos_dist: Num  # the paper's NC3: 1 - mean cos(x_i, w_{y_i})
+    objective: Num
+    gufm_objective: Num  # L_GUFM(W_L, X_L) <= objective
+    objective_gap: Num  # objective - L*_GUFM
+    fit: Num
+    w_norm: Num
+    w_norm_gap: Num
+    sphere_error: Num
+    train_acc: Num
+    test_acc: Num = None  # None without a test set
+    seconds: float | None = None
+    versions: Versions | None = None
+    std: StdTree = None
+
+
+#: each metric of :data:`.summary.TREND_KEYS` at the shallowest and the deepest network, their
+#: ratio and its Spearman correlation with depth (:func:`.summary.trend`)
+Trend = create_model(
+    "Trend",
+    __base__=Record,
+    first_depth=(int, ...),
+    last_depth=(int, ...),
+    objective_gap_ratio_per_seed=(list[float], ...),
+    objective_gap_ratio_median=(Num, ...),
+    **{f"{k}_{s}": (Num, ...) for k in TREND_KEYS for s in ("first", "last", "ratio", "spearman")},
+)
+
+
+class Slope(Record):
+    """A metric's log-log slope against depth: fitted per seed, its mean and std over seeds."""
+
+    mean: Num
+    std: Num
+    per_seed: list[Num]
+
+
+#: the slope of each metric of :data:`.summary.SLOPE_KEYS` (:func:`.summary.slopes`)
+Slopes = create_model("Slopes", __base__=Record, **{k: (Slope, ...) for k in SLOPE_KEYS})
+
+
+class TheoryEnds(Record):
+    first: GUFM  # at the shallowest network's λ
+    last: GUFM  # at the deepest's
+
+
+class DeepLnSweepSummary(Summary):
+    """Networks of several depths (:func:`.summary.summarize`): each depth's mean over seeds, the
+    trend from the shallowest to the deepest, the slopes against depth, the GUFM bound."""
+
+    loss: Literal["ce", "mse"]
+    block: str
+    width: int
+    data: str
+    num_classes: int
+    depths: list[int]
+    weight_decay: float
+    wd_over_depth: bool
+    by_depth: keyed(Unit, r"L\d+", "a depth (L<depth>)")
+    trend: Trend
+    slopes: Slopes
+    theory: TheoryEnds
+    lower_bound_holds: bool
+    min_margin_to_gufm_optimum: Num
+    sphere_error_max: Num
+    train_acc_min: Num
+    test_acc_mean: Num
+
+
+class MonotoneSeed(Record):
+    """One seed of the monotone comparison (:func:`.monotone.run_seed`): depth L trained, embedded
+    in depth L' with identity blocks, both trained on; depth L' from scratch beside them."""
+
+    objective_shallow_at_embedding: Num
+    objective_embedded_at_embedding: Num
+    start_rel_diff: Num
+    objective_shallow_trained: Num
+    objective_embedded_end: Num
+    objective_continued_end: Num
+    objective_scratch_end: Num
+    embedded_minus_continued: Num
+    embedded_minus_at_embedding: Num
+    scratch_minus_embedded: Num
+    nc1_embedded_end: Num
+    nc1_continued_end: Num
+    nc1_scratch_end: Num
+
+
+class DeepLnMonotoneSummary(MonotoneSeed, Summary):
+    """The monotone comparison (:func:`.monotone.run`): the mean over seeds (``std``,
+    ``per_seed``) and the worst case over seeds (``*_max``)."""
+
+    mode: Literal["monotone"]
+    block: str
+    loss: Literal["ce", "mse"]
+    data: str
+    shallow: int
+    deep: int
+    weight_decay: float
+    start_rel_diff_max: Num
+    embedded_minus_continued_max: Num
+    embedded_minus_at_embedding_max: Num
+    per_seed: list[MonotoneSeed] | None = None
+
+
+SUMMARY = modes(
+    lambda keys: keys.get("mode", "sweep"),
+    sweep=DeepLnSweepSummary,
+    monotone=DeepLnMonotoneSummary,
+)
+UNIT = Unit

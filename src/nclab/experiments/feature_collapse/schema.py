@@ -1,0 +1,154 @@
+"""The structure of a ``feature-collapse`` summary (:func:`.summary.summarize`, completed by
+:func:`.train.run`): the final measures, the embedding metrics and the collapse verdict
+(:mod:`nclab.metrics.embedding`), the theorems' predictions that apply and the paper's values."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ...theory.feature_collapse import FCThm1, FCThm2, FCThm3
+from ..common.schema import CollapseType, PaperSetting
+from ..schema import Num, Record, Summary, optional, prediction_record
+
+
+class GroupCollapse(Record):
+    """The collapse of one grouped weight set (:func:`nclab.metrics.embedding.group_collapse`)."""
+
+    nc1_trace: Num
+    nc1: Num
+    dir_nc1: Num
+    etf: Num
+    offset: Num
+    equinorm: Num
+    equiangle: Num
+    skipped: dict[str, str] | None = None  # metric -> why it is undefined
+    norm_mean: Num
+    norm_std: Num
+    norm_cv: Num
+    norm_min: Num
+    norm_max: Num
+    group_norm_mean: list[Num]
+    group_norm_std: list[Num]
+
+
+class WordCollapse(GroupCollapse):
+    """The word vectors' collapse, and whether their norms follow frequency and training counts."""
+
+    spearman_norm_freq: Num = None
+    spearman_norm_count: Num = None
+
+
+class Thresholds(Record):
+    """The verdict's thresholds (:data:`nclab.metrics.embedding.THRESHOLDS`)."""
+
+    dir_nc1_max: float
+    etf_max: float
+    align_min: float
+    norm_cv_max: float
+    u_norm_cv_max: float
+    offset_max: float
+
+
+class EmbeddingMetrics(Record):
+    """Every measure of :func:`nclab.metrics.embedding.embedding_collapse` and the verdict."""
+
+    words: WordCollapse
+    u: GroupCollapse
+    alignment: Num
+    skipped: dict[str, str] | None = None
+    collapse_type: CollapseType
+    verdict_reasons: list[str]
+    thresholds: Thresholds
+
+
+class NotApplicable(Record):
+    """A theorem whose hypotheses the configuration does not meet."""
+
+    applies: Literal[False]
+    reason: str
+
+
+class Theory(Record):
+    """The theorem that applies (``which``, None if none) and its predictions, with every theorem
+    tried (:func:`.summary.theory_for`)."""
+
+    which: Literal["fc-thm1", "fc-thm2", "fc-thm3"] | None
+    note: str | None = None  # why no theorem was tried
+    word_norm: Num = None  # fc-thm1
+    u_norm: Num = None  # fc-thm1, fc-thm2 (c), fc-thm3
+    objective: Num = None  # fc-thm1, fc-thm3
+    word_rep_norm: Num = None  # fc-thm3
+    word_norms: list[Num] | None = None  # fc-thm2: one per word frequency (r)
+    thm1: prediction_record(FCThm1) | NotApplicable | None = Field(None, alias="fc-thm1")
+    thm2: prediction_record(FCThm2) | NotApplicable | None = Field(None, alias="fc-thm2")
+    thm3: prediction_record(FCThm3) | NotApplicable | None = Field(None, alias="fc-thm3")
+
+
+PaperNumbers = optional(
+    "PaperNumbers",
+    float,
+    "test_acc word_norm_mean word_norm_std theory_word_norm",
+    "The numbers the paper reports for a figure.",
+)
+
+
+class PaperValues(PaperSetting, PaperNumbers):
+    """What the paper reports for the preset's figure (:data:`.presets.PAPER`; empty for others):
+    where and in which setting, its numbers, the collapse it shows, its PCA's singular values."""
+
+    collapse_type: CollapseType | None = None
+    pca_words: list[float] | None = None
+    pca_u: list[float] | None = None
+
+
+class TheoryGaps(Record):
+    """(measured - predicted) / predicted, where a theorem predicts the value."""
+
+    word_norm_mean: Num = None
+    u_norm_mean: Num = None
+    train_objective: Num = None
+
+
+class Untrained(Record):
+    """The within-concept variability of the word vectors of the network as initialised."""
+
+    word_nc1_trace: Num
+    word_dir_nc1: Num
+
+
+class PcaSingularValues(Record):
+    """The top singular values of the PCA figure's two panels (:func:`.figures.save_figures`)."""
+
+    words: list[Num]
+    u: list[Num]
+
+
+class FeatureCollapseSummary(Summary):
+    test_acc: Num
+    train_acc: Num
+    train_loss: Num  # cross-entropy
+    train_objective: Num  # cross-entropy + weight decay
+    word_norm_mean: Num
+    word_norm_std: Num
+    rep_norm_mean: Num  # the word representations' (LayerNorm outputs for h*)
+    u_norm_mean: Num
+    u_norm_std: Num
+    collapse_type: CollapseType
+    embedding_metrics: EmbeddingMetrics
+    theory: Theory
+    paper: PaperValues
+    peak_test_acc: Num
+    optimizer: str
+    epochs: int
+    steps: int
+    network: str  # "h" or "h* (<kind> LayerNorm)"
+    theory_rel_gap: TheoryGaps
+    untrained: Untrained | None = None  # kept by a re-measurement from the old summary
+    word_nc1_vs_untrained: Num = None
+    pca_singular_values: PcaSingularValues | None = None
+    remeasured: bool | None = None  # written by :func:`.train.remeasure`
+
+
+SUMMARY = FeatureCollapseSummary

@@ -1,0 +1,255 @@
+"""The structure of a ``linear-head`` summary (:mod:`.summary`): one network over seeds
+(:class:`LinearHeadSummary`) or a sweep over depths or step sizes (:class:`LinearHeadSweepSummary`),
+told apart by ``sweep_kind``. ``UNIT`` is one trained network's summary (:func:`.train.train_unit`;
+``units/<label>/summary.json`` of a run of several networks, an entry of ``per_seed``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ..schema import Num, Record, StdTree, Summary, Versions, keyed, modes, optional
+
+#: the layers Z_l of the network (Z_0: the input or the backbone's output)
+LAYER = r"Z\d+"
+
+
+class Layer(Record):
+    """The collapse metrics of Z_l (None where a metric does not apply: ``nc3_cos`` is the
+    classifier input's only, ``balancedness`` / ``negativity`` need weights on both sides)."""
+
+    name: str
+    kind: Literal["input", "backbone", "nonlinear", "linear"]
+    index: int
+    nc1_trace: Num
+    nc2_kappa: Num
+    nc2_of: Num
+    nc3_cos: Num
+    balancedness: Num
+    negativity: Num
+
+
+class Hypotheses(Record):
+    """The quantities Theorem 3.1's hypotheses are stated in, measured on the network."""
+
+    eps1: Num
+    eps2: Num
+    r: Num
+    c3: Num
+    z_op: Num = None
+    s_k_y: Num = None
+    K: int | None = None
+    N: int | None = None
+    n_penult: int | None = None
+    L2: int | None = None
+    z_lm2_op: Num = None
+    z_lm1_op: Num = None
+    w_head_op: Num = None
+
+
+CertMeasured = optional(
+    "CertMeasured",
+    Num,
+    "nc1_trace kappa_wl nc2_kappa nc3_cos",
+    "The network's metrics the bounds are compared with (those that are defined).",
+)
+Bounds = optional(
+    "Bounds", Num, "nc1 kappa_wl nc2 nc3 psi eps", "The theorem's chain of bounds, (2) to (5)."
+)
+BoundsGivenKappa = optional(
+    "BoundsGivenKappa", Num, "nc2 nc3", "(4) and (5) at the measured kappa(W_L)."
+)
+Holds = optional(
+    "Holds",
+    bool,
+    "nc1 kappa_wl nc2 nc3 nc2_given_kappa nc3_given_kappa",
+    "Whether each measured metric respects its bound (the bounds that exist).",
+)
+
+
+class Certificate(Record):
+    """Theorem 3.1 on the trained network (:func:`.measure.certificate`,
+    :class:`nclab.theory.bounds_certificate.JacotCertificate`); only ``applies``, ``reason``,
+    ``measured`` (and ``hypotheses``) where it does not apply."""
+
+    applies: bool
+    reason: str
+    hypotheses: Hypotheses | None = None
+    measured: CertMeasured
+    bounds: Bounds | None = None
+    bounds_given_kappa: BoundsGivenKappa | None = None
+    holds: Holds | None = None
+    skipped: dict[str, str] | None = None  # bound -> why it is not given
+
+
+class Conditioning(Record):
+    """Section 5's bounds at the trained network (:func:`.minimiser.report`), with
+    ``conditioning``: the measured conditioning, Prop. 5.1, Thm 5.2 and Prop. 5.3 (``ntk``)."""
+
+    applies: bool
+    reason: str
+    measured: dict[str, Any] | None = None
+    prop51: dict[str, Any] | None = None
+    thm52: dict[str, Any] | None = None
+    ntk: dict[str, Any] | None = None
+
+
+Grams = keyed(list[list[Num]], LAYER, "a layer Z_l")
+
+
+class Network(Record):
+    """One trained network (:func:`.train.train_unit`)."""
+
+    L1: int
+    L2: int
+    weight_decay: float
+    lr: float
+    seed: int
+    layers: list[Layer]
+    train_mse: Num
+    train_acc: Num
+    test_acc: Num
+    certificate: Certificate
+    grams: Grams | None = None  # the class-mean Gram matrices (left out of ``per_seed``)
+    epochs: int
+    steps_per_epoch: int
+    conditioning: Conditioning | None = None  # with ``conditioning``
+    seconds: float | None = None
+    versions: Versions | None = None
+
+
+class Derived(Record):
+    """The derived scalars of a network, the mean over its seeds (:func:`.summary.derived`; the
+    module docstring defines them). None where a scalar does not apply to the run."""
+
+    # the balancedness recursion (:mod:`.balance_rate`, with ``track_imbalance``)
+    imbalance_rate_predicted: Num
+    imbalance_rate_error_linear: Num
+    imbalance_log_rate_ratio_straddle: Num
+    imbalance_end_over_start: Num
+    loss_settled_fraction: Num
+    imbalance_settled_fraction: Num
+    # the edge of stability (:mod:`.sharpness`, with ``track_sharpness``)
+    eos_ratio_late: Num
+    eos_ratio_max: Num
+    eos_ratio_start: Num
+    sharpness_late: Num
+    # Theorem 3.1's certificate (:func:`.summary.thm31_derived`)
+    thm31_bounds_holding: Num
+    thm31_nc1_bound_over_measured: Num
+    thm31_kappa_wl_bound_over_measured: Num
+    thm31_nc2_bound_over_measured: Num
+    thm31_nc3_measured_minus_bound: Num
+    # Section 5 (:func:`.minimiser.conditioning_derived`, with ``conditioning``)
+    cond_kappa_product: Num
+    cond_kappa_wl: Num
+    cond_eps1: Num
+    cond_prop51_log10_bound: Num
+    cond_prop51_log10_ratio: Num
+    cond_thm52_applies: Num
+    cond_thm52_log10_bound: Num
+    cond_thm52_log10_ratio: Num
+    cond_thm52_log10_ratio_wl: Num
+    cond_thm52_bound_wl: Num
+    cond_eps1_over_allowed: Num
+    cond_reg_loss_over_competitor: Num
+    ntk_op: Num
+    ntk_op_head: Num
+    ntk_lower_bound: Num
+    ntk_over_lower_bound: Num
+    ntk_head_over_lower_bound: Num
+    ntk_head_over_sum_bound: Num
+    ntk_kappa_over_bound_max: Num
+    ntk_hessian_over_ntk: Num
+    # collapse, conditioning and balancedness through the network
+    nc1_last: Num
+    nc1_last_start: Num
+    nc2_head_input: Num
+    nc2_last: Num
+    nc2_head_decrease: Num
+    gram_of_last: Num
+    gram_of_last_start: Num
+    balancedness_linear_max: Num
+    balancedness_linear_mean: Num
+    balancedness_linear_start: Num
+    balancedness_nonlinear_mean: Num
+    balancedness_nonlinear_min: Num
+    negativity_mean: Num
+    negativity_min: Num
+
+
+class Ddp(Record):
+    world_size: int
+    ranks_agree: bool | None = None  # with several ranks
+
+
+class Group(Record):
+    """The mean over the networks of a group (seeds) and its ``std`` (:func:`.summary.aggregate`)."""
+
+    train_mse: Num
+    train_acc: Num
+    test_acc: Num
+    layers: list[Layer]
+    derived: Derived
+    certificate: Certificate  # the first network's
+    std: StdTree = None
+    n: int  # networks
+
+
+class SweepPoint(Group):
+    """One point of a sweep: its depth (``L2`` / ``L1``) or step ``lr0``, and weight decay (or
+    step) group."""
+
+    L1: int | None = None
+    L2: int | None = None
+    lr0: float | None = None
+    weight_decay: float | None = None
+    lr: float | None = None
+
+
+class Row(Derived):
+    """One depth (``by_depth.<L>``) or step size (``by_lr``, keyed by rank: select it by its
+    step, ``by_lr[lr0=12]``): the derived scalars over its networks, their ``std``, scores."""
+
+    std: StdTree = None
+    test_acc: Num
+    train_mse: Num
+    n: int
+    lr0: float | None = None  # step-size sweeps: the step before division by L2
+    lr: float | None = None
+    train_acc: Num = None
+
+
+class LinearHeadSummary(Group, Summary):
+    """One network over seeds (:func:`.summary.summarize`, ``sweep = "none"``)."""
+
+    sweep_kind: Literal["none"]
+    per_seed: list[Network]
+    grams: Grams  # the first network's
+    ddp: Ddp
+
+
+class LinearHeadSweepSummary(Summary):
+    """A sweep (:func:`.summary.sweep_summary`): every point, one row per depth (or step), and the
+    deepest networks' (or largest step's) layers, derived scalars and certificate."""
+
+    sweep_kind: Literal["linear_depth", "nonlinear_depth", "lr"]
+    sweep: list[SweepPoint]
+    by_depth: keyed(Row, r"\d+", "a depth") | None = None
+    by_lr: keyed(Row, r"\d+", "a rank of the step sizes (0: the smallest)") | None = None
+    layers: list[Layer]
+    train_mse: Num
+    train_acc: Num
+    test_acc: Num
+    certificate: Certificate
+    derived: Derived
+    layers_from: str
+    ddp: Ddp
+
+
+SUMMARY = modes(
+    lambda keys: "single" if keys.get("sweep_kind") == "none" else "sweep",
+    single=LinearHeadSummary,
+    sweep=LinearHeadSweepSummary,
+)
+UNIT = Network

@@ -1,0 +1,283 @@
+"""The structure of a ``ufm`` summary, one model per mode (:mod:`.summary`, :mod:`.bias_sweep`,
+:mod:`.fixed_features`): one configuration over seeds (:class:`UfmSummary`), a phase-diagram grid
+(:class:`UfmPhaseSummary`), a λ_b sweep (:class:`UfmBiasSweepSummary`) and the fixed-features
+classifier over n (:class:`UfmFixedFeaturesSummary`). ``SUMMARY`` is their union, told apart by
+the keys only one mode writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field
+
+from ...theory.extended_ufm import DeepUFMPrediction, ExtendedUFMPrediction
+from ...theory.fixed_features import FixedFeaturesPrediction
+from ...theory.gufm import GUFMPrediction
+from ...theory.ufm import UFMCEPrediction, UFMMSEPrediction
+from ..schema import Num, Record, Summary, keyed, modes, optional, prediction_record
+
+#: the feature layers of a deep model: H1, then Z_l = W_l ... (linear) or A_l = σ(Z_l) (ReLU)
+LAYER = r"H1|[ZA]\d+"
+#: what :func:`.measure.measured_norms` measures: norms of the plain UFM / GUFM, the mean top-K
+#: singular value of each weight and feature layer of a deep one (sigma_H is H1's)
+NORM = r"w_norm|h_norm|feature_norm|rho|rho_mean|b|sigma_(W\d+|H|[ZA]\d+)"
+
+
+Metrics = optional(
+    "Metrics",
+    Num,
+    "nc1 nc2_etf nc2_of nc2_w_etf nc2_w_of nc3 nc3_of",
+    "Some of the canonical metrics (:func:`.measure.layer_metrics`; None where undefined): those "
+    "a phase diagram's points set to zero.",
+)
+
+
+class FeatureMetrics(Record):
+    """The metrics of a layer of features (every layer but the classifier's input)."""
+
+    nc1: Num
+    nc2_etf: Num
+    nc2_of: Num
+
+
+class ClassifierMetrics(FeatureMetrics):
+    """The metrics of the classifier's input layer: its features', and W's against them."""
+
+    nc2_w_etf: Num
+    nc2_w_of: Num
+    nc3: Num
+    nc3_of: Num
+
+
+Norms = keyed(Num, NORM, "a norm name")
+#: the metrics of each layer of a deep model (the flat :class:`ClassifierMetrics` of a plain one)
+LayerMetrics = ClassifierMetrics | keyed(ClassifierMetrics | FeatureMetrics, LAYER, "a layer")
+Theory = (
+    prediction_record(UFMMSEPrediction)
+    | prediction_record(UFMCEPrediction)
+    | prediction_record(GUFMPrediction)
+    | prediction_record(ExtendedUFMPrediction)
+    | prediction_record(DeepUFMPrediction)
+)
+
+
+class Seed(Record):
+    """One seed of one configuration."""
+
+    seed: int
+    objective: Num
+    objective_gap: Num
+    metrics: LayerMetrics
+    measured_norms: Norms
+
+
+class UfmSummary(Summary):
+    """One configuration over seeds (:func:`.summary.single_summary`): the final objective (mean)
+    beside the theory's, the largest gap and metric over seeds, norms beside the theory's."""
+
+    model: str
+    theorem: str
+    objective: Num
+    objective_per_seed: list[Num]
+    theory_objective: Num
+    objective_gap: Num
+    metrics: LayerMetrics
+    expected_zero: keyed(list[str], r"H|" + LAYER, "a layer name")
+    collapse_max: Num
+    collapse_max_at: str | None
+    theory: Theory | None
+    theory_norms: Norms
+    measured_norms: Norms
+    norm_gaps: Norms
+    per_seed: list[Seed]
+    steps: int
+    seeds: list[int]
+
+
+class PhasePoint(Record):
+    """One (λ, seed) of a phase diagram (λ_W = λ_H = λ)."""
+
+    lambda_: float = Field(alias="lambda")
+    seed: int
+    criticality: Num
+    collapsed: bool
+    objective: Num
+    theory_objective: Num
+    objective_gap: Num
+    metrics: ClassifierMetrics
+    collapse_max: Num
+    expected_zero: list[str]
+    measured_norms: Norms
+    theory_norms: Norms
+
+
+class UfmPhaseSummary(Summary):
+    """A phase diagram (:func:`.summary.phase_summary`): the objective against λ, the largest
+    gaps (everywhere, and off the threshold) and metrics of the collapsed points."""
+
+    model: str
+    theorem: str
+    threshold_lambda: Num
+    lambdas: list[float]
+    objective: list[Num]
+    theory_objective: list[Num]
+    objective_gap: Num
+    objective_gap_off_threshold: Num
+    near_threshold_margin: float
+    metrics: Metrics
+    collapse_max: Num
+    points: int
+    seeds: list[int]
+    steps: int
+    grid: list[PhasePoint]
+
+
+class BiasPoint(Record):
+    """One (λ_b, seed) of a λ_b sweep: metrics and norms beside the closed form's."""
+
+    lambda_b: float
+    seed: int
+    near_kink: bool
+    objective: Num
+    theory_objective: Num
+    objective_gap: Num
+    metrics: ClassifierMetrics
+    theory_metrics: ClassifierMetrics
+    metric_gap: Num
+    of_fraction: Num
+    theory_of_fraction: Num
+    measured_norms: Norms
+    theory_norms: Norms
+
+
+class BiasEnd(ClassifierMetrics):
+    """One end of a λ_b sweep (mean over seeds) against Theorems 3.2 (λ_b = 0) and 3.1 (∞)."""
+
+    lambda_b: float
+    of_fraction: Num
+    rho: Num
+    rho_mean: Num
+    rho_gap_thm32: Num
+    rho_mean_gap_thm31: Num
+
+
+class BiasEnds(Record):
+    etf: BiasEnd  # the smallest λ_b
+    of: BiasEnd  # the largest λ_b
+
+
+class BiasMonotone(Record):
+    nc2_of_nonincreasing: bool
+    nc2_w_etf_nondecreasing: bool
+
+
+class SweepMetrics(Record):
+    """Each metric against λ_b (mean over seeds; the theory's value beside it)."""
+
+    nc1: list[Num]
+    nc2_etf: list[Num]
+    nc2_of: list[Num]
+    nc2_w_etf: list[Num]
+    nc2_w_of: list[Num]
+    nc3: list[Num]
+    nc3_of: list[Num]
+
+
+class UfmBiasSweepSummary(Summary):
+    """A sweep over the bias's weight decay λ_b (:func:`.bias_sweep.bias_summary`)."""
+
+    model: str
+    theorem: str
+    threshold: Num
+    lambda_b_etf: Num
+    lambda_bs: list[float]
+    metrics: SweepMetrics
+    theory_metrics: SweepMetrics
+    of_fraction: list[Num]
+    theory_of_fraction: list[Num]
+    monotone: BiasMonotone
+    objective_gap: Num
+    objective_gap_off_kink: Num
+    metric_gap: Num
+    metric_gap_off_kink: Num
+    near_kink_margin: float
+    ends: BiasEnds
+    points: int
+    seeds: list[int]
+    steps: int
+    grid: list[BiasPoint]
+
+
+class FixedSeries(Record):
+    """The exact minimiser's measures of one n (``largest_n``: the largest, with its n)."""
+
+    n: int | None = None
+    gap: Num
+    gap_sqrt_n: Num
+    gap_to_w_star: Num
+    scale: Num
+    scale_gap: Num
+    nc2_w_of: Num
+    nc3_of: Num
+    nc1: Num
+
+
+class FixedSeed(Record):
+    """One seed's measures, one entry per n."""
+
+    seed: int
+    gap: list[Num]
+    gap_to_w_star: list[Num]
+    scale: list[Num]
+    nc2_w_of: list[Num]
+    nc3_of: list[Num]
+    nc1: list[Num]
+
+
+class UfmFixedFeaturesSummary(Summary):
+    """Theorem 5.1's classifier of fixed noisy features over n (:func:`.fixed_features.
+    fixed_summary`): each measure against n (gap: RMS over seeds), the fitted rate, the limits."""
+
+    model: str
+    theorem: str
+    theory: prediction_record(FixedFeaturesPrediction)
+    ns: list[int]
+    seeds: list[int]
+    sigma_e: float
+    lambda_h_tilde: float
+    gap: list[Num]
+    gap_sqrt_n: list[Num]
+    gap_to_w_star: list[Num]
+    scale: list[Num]
+    scale_gap: list[Num]
+    nc2_w_of: list[Num]
+    nc3_of: list[Num]
+    nc1: list[Num]
+    slope: Num
+    gap_constant_ratio: Num
+    first_over_last: Num
+    sqrt_n_ratio: Num
+    limit_gap_to_w_star: Num
+    limit_nc1: Num
+    largest_n: FixedSeries
+    per_seed: list[FixedSeed]
+
+
+def _mode(keys: Mapping[str, Any]) -> str:
+    """The mode a summary was written in, from the keys only it writes."""
+    if "ns" in keys:
+        return "fixed_features"
+    if "lambda_bs" in keys:
+        return "bias_sweep"
+    return "phase" if "lambdas" in keys else "single"
+
+
+SUMMARY = modes(
+    _mode,
+    single=UfmSummary,
+    phase=UfmPhaseSummary,
+    bias_sweep=UfmBiasSweepSummary,
+    fixed_features=UfmFixedFeaturesSummary,
+)
