@@ -32,7 +32,8 @@ def doc_files() -> dict[str, str]:
 def toy(tmp_path, monkeypatch):
     """The page's package written into ``tmp_path/pkg/toy`` and registered."""
     files = doc_files()
-    assert set(files) == {f"toy/{n}.py" for n in ("config", "presets", "train", "figures")} | {
+    names = ("config", "presets", "train", "schema", "figures")
+    assert set(files) == {f"toy/{n}.py" for n in names} | {
         "toy/__init__.py",
         "toy/claims.py",
     }

@@ -186,23 +186,23 @@ def test_grid_expansion_and_errors(tmp_path):
     g = parse_grid(
         {
             "experiment": "demo",
-            "set": {"epochs": 1},
-            "axes": {"lr": [1e-3, 2e-3], "weight_decay": {"logspace": [-4, -2, 3]}},
+            "set": {"train.epochs": 1},
+            "axes": {"train.lr": [1e-3, 2e-3], "train.weight_decay": {"logspace": [-4, -2, 3]}},
             "seed": [0, 1],
         }
     )
     assert len(g.points()) == 2 * 3 * 2
-    assert g.axes["weight_decay"] == pytest.approx([1e-4, 1e-3, 1e-2])
-    with pytest.raises(ConfigError, match="unknown key 'lrr'.*valid keys: seed, width"):
+    assert g.axes["train.weight_decay"] == pytest.approx([1e-4, 1e-3, 1e-2])
+    with pytest.raises(ConfigError, match="unknown key 'lrr'.*valid keys: seed, seeds"):
         parse_grid({"experiment": "demo", "axes": {"lrr": [1]}})
-    with pytest.raises(ConfigError, match="axis 'lr' is empty"):
-        parse_grid({"experiment": "demo", "axes": {"lr": []}})
+    with pytest.raises(ConfigError, match="axis 'train.lr' is empty"):
+        parse_grid({"experiment": "demo", "axes": {"train.lr": []}})
     with pytest.raises(ConfigError, match="at least one axis"):
         parse_grid({"experiment": "demo"})
-    with pytest.raises(ConfigError, match="invalid value for 'width'"):
-        parse_grid({"experiment": "demo", "axes": {"width": ["wide"]}})
+    with pytest.raises(ConfigError, match="invalid value for 'model.width'"):
+        parse_grid({"experiment": "demo", "axes": {"model.width": ["wide"]}})
     with pytest.raises(ConfigError, match="unknown experiment"):
-        parse_grid({"experiment": "nope", "axes": {"lr": [1]}})
+        parse_grid({"experiment": "nope", "axes": {"train.lr": [1]}})
     (tmp_path / "g.toml").write_text('experiment = "demo"\n[axes.model]\nx = [1]\n')
     with pytest.raises(ConfigError, match="unknown key 'model.x'"):
         load_grid(tmp_path / "g.toml")
@@ -211,12 +211,12 @@ def test_grid_expansion_and_errors(tmp_path):
 TINY = """
 experiment = "demo"
 [set]
-epochs = 2
-width = 16
-depth = 1
+"train.epochs" = 2
+"model.width" = 16
+"model.depth" = 1
 log_every = 1
 [axes]
-lr = [1e-3, 1e-2]
+"train.lr" = [1e-3, 1e-2]
 seed = [0, 1]
 """
 
@@ -245,7 +245,7 @@ def test_ray_runs_one_job_like_local(tmp_path):
     pytest.importorskip("ray")
     from nclab.reproduce.backends import Job, execute
 
-    over = {"epochs": 2, "width": 16, "depth": 1, "log_every": 1}
+    over = {"train.epochs": 2, "model.width": 16, "model.depth": 1, "log_every": 1}
     local, ray = (
         execute(
             [Job.make("demo", None, tmp_path / name, over)], backend=b, workers=1, progress=False
@@ -294,7 +294,7 @@ def test_sweep_local_equals_ray(tmp_path, capsys):
 
 def test_failed_run_is_recorded_and_sweep_goes_on(tmp_path):
     (tmp_path / "g.toml").write_text(
-        TINY.replace("lr = [1e-3, 1e-2]", "lr = [1e-3, -1.0]").replace(
+        TINY.replace('lr" = [1e-3, 1e-2]', 'lr" = [1e-3, -1.0]').replace(
             "seed = [0, 1]", "seed = [0]"
         )
     )
@@ -320,7 +320,7 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
         paper="nclab",
         where="demo",
         claim="The demo MLP learns digits.",
-        runs={"main": RunSpec("demo", "tiny", "tiny", set={"epochs": 15, "width": 32})},
+        runs={"main": RunSpec("demo", "tiny", "tiny", set={"train.epochs": 15, "model.width": 32})},
         measured={"test accuracy": "test_acc"},
         paper_values={"test accuracy": "≥ 0.5"},
         checks=[
@@ -339,7 +339,7 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
         checks=[Check("x", "test_acc", ">=", 0)],
     )
     demo = get_experiment("demo")
-    monkeypatch.setitem(demo.presets, "tiny", {"epochs": 3})
+    monkeypatch.setitem(demo.presets, "tiny", {"train.epochs": 3})
     monkeypatch.setattr(registry, "all_claims", lambda: [claim, gpu_claim])
     res = runner.reproduce([], mode="quick", out=tmp_path, workers=1, progress=False)
     by_id = {r.id: r for r in res}
@@ -383,13 +383,13 @@ def test_resume_after_kill_matches_uninterrupted(tmp_path):
     """Kill a real `nclab run` mid-way, resume it, and compare with an uninterrupted run."""
     args = [
         "--set",
-        "epochs=100",
+        "train.epochs=100",
         "--set",
         "checkpoint_every=10",
         "--set",
         "log_every=10",
         "--set",
-        "width=32",
+        "model.width=32",
     ]
     env = dict(os.environ, NCLAB_PROGRESS="0", OMP_NUM_THREADS="1")
     ref_dir, cut_dir = tmp_path / "ref", tmp_path / "cut"
@@ -426,10 +426,10 @@ def test_resume_after_kill_matches_uninterrupted(tmp_path):
 
 def test_finished_run_directory_is_not_overwritten(tmp_path):
     demo = get_experiment("demo")
-    cfg = demo.config(None, {"epochs": 1, "width": 8})
+    cfg = demo.config(None, {"train.epochs": 1, "model.width": 8})
     first = run_experiment(demo, cfg, tmp_path)
     assert run_experiment(demo, cfg, tmp_path)["test_acc"] == first["test_acc"]
     from nclab.errors import RunError
 
     with pytest.raises(RunError, match="another config"):
-        run_experiment(demo, cfg.replace(width=9), tmp_path)
+        run_experiment(demo, cfg.replace(model={"width": 9}), tmp_path)

@@ -246,7 +246,9 @@ def demo_run(tmp_path_factory):
 
     demo = get_experiment("demo")
     out = tmp_path_factory.mktemp("demo-2-seeds")
-    cfg = demo.config(None, {"epochs": 1, "width": 16, "depth": 2, "log_every": 1})
+    cfg = demo.config(
+        None, {"train.epochs": 1, "model.width": 16, "model.depth": 2, "log_every": 1}
+    )
     return out, run_experiment(demo, cfg, out, seeds=2)
 
 
@@ -254,7 +256,7 @@ def test_real_demo_summaries_validate(demo_run):
     out, summary = demo_run
     assert read_summary_versioned("demo", summary) == summary  # aggregated over seeds
     for seed in (0, 1):
-        per_seed = json.loads((out / f"seed-{seed}" / "summary.json").read_text())
+        per_seed = json.loads((out / "units" / f"seed-{seed}" / "summary.json").read_text())
         assert validate_summary("demo", per_seed) == per_seed
     assert len(summary["per_seed"]) == 2
 
@@ -262,7 +264,8 @@ def test_real_demo_summaries_validate(demo_run):
 def test_old_summaries_without_a_version_validate_or_say_which_version(demo_run):
     _, summary = demo_run
     one = copy.deepcopy(summary["per_seed"][0])
-    assert "schema_version" not in one  # written before writers stamp it: version 0
+    assert one["schema_version"] == SCHEMA_VERSION  # the runner stamps what it writes
+    del one["schema_version"]  # as written before summaries were typed: version 0
     assert read_summary_versioned("demo", one) == one
     assert stamp("demo", one)["schema_version"] == SCHEMA_VERSION
     assert read_summary_versioned("demo", stamp("demo", one))["schema_version"] == SCHEMA_VERSION
