@@ -36,7 +36,7 @@ CHECKS = [(c, chk) for c in CLAIMS if c.runnable("quick") for chk in c.checks]
 
 #: overrides that cut each experiment's training short, keeping its summary's structure
 SHORTEN: dict[str, dict[str, Any]] = {
-    "ufm": {"steps": 400, "log_every": 200, "checkpoint_every": 0},
+    "ufm": {"train.steps": 400, "log_every": 200, "checkpoint_every": 0},
     "feature-collapse": {"train.epochs": 4, "log_every": 2},
     "linear-head": {"train.epochs": 4, "measure_every": 2},
     "deep-ln": {"train.epochs": 4, "log_every": 2, "monotone.epochs_after": 4},

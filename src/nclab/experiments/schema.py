@@ -89,6 +89,15 @@ class Versions(Record):
     python: str
 
 
+class UnitRecord(Record):
+    """What the runner adds to the summary of one unit of a grid (``units/<key>/summary.json``):
+    its schema version, wall time and versions. A package's ``UNIT`` type derives from it."""
+
+    schema_version: int = 0
+    seconds: float | None = None
+    versions: Versions | None = None
+
+
 def optional(name: str, tp: Any, fields: str, doc: str) -> type[Record]:
     """A :class:`Record` whose fields (``fields``, space-separated) each hold a ``tp`` or are
     absent: e.g. the bounds a theorem gives where its hypotheses hold."""

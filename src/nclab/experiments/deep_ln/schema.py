@@ -10,14 +10,23 @@ from typing import Literal
 from pydantic import create_model
 
 from ...theory.gufm import GUFMPrediction
-from ..schema import Num, Record, StdTree, Summary, Versions, keyed, modes, prediction_record
+from ..schema import (
+    Num,
+    Record,
+    StdTree,
+    Summary,
+    UnitRecord,
+    keyed,
+    modes,
+    prediction_record,
+)
 from .summary import SLOPE_KEYS, TREND_KEYS
 
 GUFM = prediction_record(GUFMPrediction)
 
 
-class Unit(Record):
-    """One trained network (:func:`.train.train_unit`), or the mean over seeds of the networks of
+class Unit(UnitRecord):
+    """One trained network (:func:`.train.train_network`), or the mean over seeds of the networks of
     one depth with their ``std`` (``seed`` is then the mean seed)."""
 
     depth: int
@@ -48,8 +57,10 @@ class Unit(Record):
     sphere_error: Num
     train_acc: Num
     test_acc: Num = None  # None without a test set
-    seconds: float | None = None
-    versions: Versions | None = None
+    #: a monotone comparison's embedded unit: the objective (float64) of the shallow network and
+    #: of the deeper one it was embedded into, at the embedding, before training on
+    objective_shallow_at_embedding: Num = None
+    objective_embedded_at_embedding: Num = None
     std: StdTree = None
 
 

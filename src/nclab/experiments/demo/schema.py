@@ -1,4 +1,4 @@
-"""The structure of a ``demo`` summary (:func:`.train.run`): accuracies, loss, and the probe's
+"""The structure of a ``demo`` summary (:func:`.train.train`): accuracies, loss, and the probe's
 collapse metrics of every hidden layer and of the classifier's input at the last epoch."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The structure of a ``feature-collapse`` summary (:func:`.summary.summarize`, completed by
-:func:`.train.run`): the final measures, the embedding metrics and the collapse verdict
+:func:`.train.train`): the final measures, the embedding metrics and the collapse verdict
 (:mod:`nclab.metrics.embedding`), the theorems' predictions that apply and the paper's values."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The structure of a ``linear-head`` summary (:mod:`.summary`): one network over seeds
 (:class:`LinearHeadSummary`) or a sweep over depths or step sizes (:class:`LinearHeadSweepSummary`),
-told apart by ``sweep_kind``. ``UNIT`` is one trained network's summary (:func:`.train.train_unit`;
+told apart by ``sweep_kind``. ``UNIT`` is one trained network's summary (:func:`.train.train`;
 ``units/<label>/summary.json`` of a run of several networks, an entry of ``per_seed``).
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..schema import Num, Record, StdTree, Summary, Versions, keyed, modes, optional
+from ..schema import Num, Record, StdTree, Summary, UnitRecord, keyed, modes, optional
 
 #: the layers Z_l of the network (Z_0: the input or the backbone's output)
 LAYER = r"Z\d+"
@@ -97,8 +97,8 @@ class Conditioning(Record):
 Grams = keyed(list[list[Num]], LAYER, "a layer Z_l")
 
 
-class Network(Record):
-    """One trained network (:func:`.train.train_unit`)."""
+class Network(UnitRecord):
+    """One trained network (:func:`.train.train`)."""
 
     L1: int
     L2: int
@@ -114,8 +114,6 @@ class Network(Record):
     epochs: int
     steps_per_epoch: int
     conditioning: Conditioning | None = None  # with ``conditioning``
-    seconds: float | None = None
-    versions: Versions | None = None
 
 
 class Derived(Record):
