@@ -160,7 +160,7 @@ def test_resume_gives_the_uninterrupted_numbers(tmp_path, monkeypatch):
     class Interrupt(Exception):
         pass
 
-    def interrupted_fit(trainer, **kw):
+    def interrupted_fit(trainer, *args, **kw):
         inner = trainer.train_epoch
 
         def train_epoch(epoch):
@@ -169,7 +169,7 @@ def test_resume_gives_the_uninterrupted_numbers(tmp_path, monkeypatch):
             return inner(epoch)
 
         trainer.train_epoch = train_epoch
-        return real_fit(trainer, **kw)
+        return real_fit(trainer, *args, **kw)
 
     monkeypatch.setattr(lht, "fit_trainer", interrupted_fit)
     with pytest.raises(Interrupt):

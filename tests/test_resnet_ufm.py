@@ -122,7 +122,7 @@ def test_resume_gives_the_uninterrupted_numbers(tiny_run, tmp_path, monkeypatch)
     class Interrupt(Exception):
         pass
 
-    def interrupted_fit(trainer, **kw):
+    def interrupted_fit(trainer, *args, **kw):
         inner = trainer.train_epoch
 
         def train_epoch(epoch):
@@ -131,7 +131,7 @@ def test_resume_gives_the_uninterrupted_numbers(tiny_run, tmp_path, monkeypatch)
             return inner(epoch)
 
         trainer.train_epoch = train_epoch
-        return real_fit(trainer, **kw)
+        return real_fit(trainer, *args, **kw)
 
     monkeypatch.setattr(rt, "fit_trainer", interrupted_fit)
     with pytest.raises(Interrupt):

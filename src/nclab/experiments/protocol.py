@@ -27,6 +27,8 @@ presets, e.g. for ``nclab run --list``) loads no torch.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,21 +104,47 @@ def seed_summary(cfg: Any, units: Sequence[UnitResult]) -> dict[str, Any]:
     return out
 
 
+#: hooks an experiment may name as ``"module:function"`` of its own package
+HOOKS = ("train", "setup", "summarize", "figures")
+
+
 @dataclass
 class Experiment:
-    """An experiment's declaration (see the module docstring); ``train`` is required."""
+    """An experiment's declaration (see the module docstring).
+
+    ``doc`` is the package's docstring: its first paragraph is the one-line description
+    (``nclab run --list``). A hook given as ``"module:function"`` names a function of the
+    experiment's own package (the one its config class is defined in), imported on first use;
+    ``train`` defaults to ``"train:train"`` and ``figures`` to ``"figures:figures"`` when the
+    package has a ``figures`` module.
+    """
 
     name: str
-    description: str
+    doc: str
     config_cls: type[Config]
-    train: Callable[..., Mapping[str, Any]]
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     default_preset: str | None = None
     check: Callable[[Any], None] | None = None
     units: Callable[[Any], list[Unit]] = seed_units
-    setup: Callable[[Any], Any] | None = None
-    summarize: Callable[[Any, Sequence[UnitResult]], Mapping[str, Any]] = seed_summary
-    figures: Callable[..., list[str]] | None = None
+    setup: Callable[[Any], Any] | str | None = None
+    summarize: Callable[[Any, Sequence[UnitResult]], Mapping[str, Any]] | str = seed_summary
+    train: Callable[..., Mapping[str, Any]] | str = "train:train"
+    figures: Callable[..., list[str]] | str | None = "figures:figures"
+
+    def __post_init__(self) -> None:
+        package = self.config_cls.__module__.rpartition(".")[0]
+        if self.figures == "figures:figures" and not _has_module(package, "figures"):
+            self.figures = None
+        for hook in HOOKS:
+            value = getattr(self, hook)
+            if isinstance(value, str):
+                setattr(self, hook, Lazy(f"{package}.{value}"))
+
+    @property
+    def description(self) -> str:
+        """The first paragraph of ``doc``, on one line, without reST markup."""
+        text = " ".join(self.doc.split("\n\n")[0].split())
+        return re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")
 
     def preset_names(self) -> list[str]:
         return list(self.presets)
@@ -174,6 +202,14 @@ class Lazy:
 
     def __repr__(self) -> str:
         return f"Lazy({self.target!r})"
+
+
+def _has_module(package: str, name: str) -> bool:
+    """Whether ``package`` has a submodule ``name`` (found without importing it)."""
+    try:
+        return bool(package) and importlib.util.find_spec(f"{package}.{name}") is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:

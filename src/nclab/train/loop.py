@@ -39,27 +39,24 @@ class Stateful(Protocol):
 
 class Trainer(Protocol):
     """The one shape of an experiment's training: a class named ``Trainer`` in its ``train.py``
-    with the length (``epochs`` or ``steps``), the work of one unit (``train_epoch(epoch)`` or
-    ``train_step(step)``), ``evaluate(i) -> dict`` (the logged measurement) and ``state``, an
-    attribute: the :class:`~nclab.train.state.TrainState` a checkpoint saves."""
+    with the length (``epochs`` or ``steps``), how often to log and checkpoint (``log_every``,
+    ``checkpoint_every``), the work of one unit (``train_epoch(epoch)`` or ``train_step(step)``),
+    ``evaluate(i) -> dict`` (the logged measurement) and ``state``, an attribute: the
+    :class:`~nclab.train.state.TrainState` a checkpoint saves."""
 
     state: Stateful
+    log_every: int
+    checkpoint_every: int | None
 
     def evaluate(self, i: int) -> dict[str, Any]: ...
 
 
 def fit_trainer(
-    trainer: Any,
-    *,
-    run: RunDir | None,
-    log_every: int,
-    checkpoint_every: int | None,
-    description: str,
-    **kwargs: Any,
+    trainer: Any, run: RunDir | None, description: str, **kwargs: Any
 ) -> list[dict[str, Any]]:
     """:func:`fit` of a :class:`Trainer`: epochs when it has ``train_epoch`` (``trainer.epochs``),
-    steps when it has ``train_step`` (``trainer.steps``); ``kwargs`` go to :func:`fit`
-    (``first_record``, ``stop``, ``progress``)."""
+    steps when it has ``train_step`` (``trainer.steps``), logging and checkpointing as often as
+    it says; ``kwargs`` go to :func:`fit` (``first_record``, ``stop``, ``progress``)."""
     if hasattr(trainer, "train_step"):
         unit = {"steps": trainer.steps, "train_step": trainer.train_step}
     else:
@@ -67,10 +64,10 @@ def fit_trainer(
     return fit(
         **unit,
         evaluate=trainer.evaluate,
-        log_every=log_every,
+        log_every=trainer.log_every,
         run=run,
         state=trainer.state,
-        checkpoint_every=checkpoint_every,
+        checkpoint_every=trainer.checkpoint_every,
         description=description,
         **kwargs,
     )

@@ -1,4 +1,5 @@
-"""Deep regularised LayerNorm ResNets (Súkeník, Lampert & Mondelli 2025): collapse grows with depth.
+"""Deep regularised LayerNorm ResNets and transformers (Súkeník, Lampert & Mondelli 2025): NC and the
+gap to the GUFM optimum against depth.
 
 ``nclab run deep-ln --preset NAME`` trains L-RN1 / L-RN2 networks (:mod:`nclab.models.lnresnet`) of
 every depth L of ``depths`` on real data, minimising exactly
@@ -26,24 +27,21 @@ objective, the GUFM optimum, collapse of X_L), :mod:`.summary`, :mod:`.figures`.
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy
+from ..protocol import Experiment
 from .config import DeepLNConfig
 from .presets import PRESETS
 from .units import check, units
 
 EXPERIMENT = Experiment(
-    name="deep-ln",
-    description="Deep regularised LayerNorm ResNets and transformers (Súkeník et al. 2025): NC and "
-    "the gap to the GUFM optimum against depth",
-    config_cls=DeepLNConfig,
-    presets=PRESETS,
-    default_preset="rn1-ce-quick",
-    check=check,
+    "deep-ln",
+    __doc__,
+    DeepLNConfig,
+    PRESETS,
+    "rn1-ce-quick",
+    check,
     units=units,
-    setup=Lazy(f"{__name__}.train:setup"),
-    train=Lazy(f"{__name__}.train:train"),
-    summarize=Lazy(f"{__name__}.summary:summarize"),
-    figures=Lazy(f"{__name__}.figures:figures"),
+    setup="train:setup",
+    summarize="summary:summarize",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "DeepLNConfig"]

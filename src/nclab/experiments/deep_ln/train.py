@@ -52,6 +52,7 @@ class Trainer:
     of construction fixes the random numbers each draws."""
 
     def __init__(self, cfg: DeepLNConfig, depth: int, seed: int, data, device, epochs=None):
+        self.log_every, self.checkpoint_every = cfg.log_every, cfg.checkpoint_every
         t = cfg.train
         self.cfg, self.device = cfg, device
         K = data.num_classes
@@ -120,13 +121,7 @@ def train_network(
     u = Trainer(cfg, depth, seed, data, device, epochs)
     if model is not None:
         u.use_model(model)
-    history = fit_trainer(
-        u,
-        run=unit,
-        log_every=cfg.log_every,
-        checkpoint_every=cfg.checkpoint_every,
-        description=f"deep-ln L={depth} seed={seed}",
-    )
+    history = fit_trainer(u, unit, f"deep-ln L={depth} seed={seed}")
     torch.save(u.model.state_dict(), unit.path / "model.pt")
     final = {k: v for k, v in history[-1].items() if k not in ("epoch", "train_objective")}
     return {

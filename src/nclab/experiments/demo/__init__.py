@@ -1,4 +1,4 @@
-"""The demo: a small MLP trained on the bundled digits in seconds, measured layer by layer.
+"""The demo: a small MLP on the bundled digits, collapse metrics per layer, in seconds on a CPU.
 
 ``nclab demo`` trains it, logs collapse metrics of every hidden layer and the classifier input every
 few epochs with :class:`~nclab.CollapseProbe`, prints the final table and writes a figure.
@@ -6,15 +6,9 @@ few epochs with :class:`~nclab.CollapseProbe`, prints the final table and writes
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy
+from ..protocol import Experiment
 from .config import DemoConfig
 
-EXPERIMENT = Experiment(
-    name="demo",
-    description="small MLP on the bundled digits, collapse metrics per layer (seconds on a CPU)",
-    config_cls=DemoConfig,
-    train=Lazy(f"{__name__}.train:train"),
-    figures=Lazy(f"{__name__}.figures:figures"),
-)
+EXPERIMENT = Experiment("demo", __doc__, DemoConfig)
 
 __all__ = ["EXPERIMENT", "DemoConfig"]

@@ -40,6 +40,7 @@ class Trainer:
     """The MLP on the digits, AdamW, mini-batches reshuffled every epoch, the probe's layers."""
 
     def __init__(self, cfg: DemoConfig, seed: int):
+        self.log_every, self.checkpoint_every = cfg.log_every, cfg.checkpoint_every
         torch.manual_seed(seed)
         self.data = digits(seed=seed)
         t = cfg.train
@@ -79,13 +80,7 @@ class Trainer:
 
 def train(cfg: DemoConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:
     tr = Trainer(cfg, unit.seed)
-    history = fit_trainer(
-        tr,
-        run=run_dir,
-        log_every=cfg.log_every,
-        checkpoint_every=cfg.checkpoint_every,
-        description="demo: training",
-    )
+    history = fit_trainer(tr, run_dir, "demo: training")
     final = history[-1]
     return {
         "train_acc": final["layers"]["classifier input"].get("acc"),

@@ -1,5 +1,5 @@
-"""Feature collapse in a depth-4 context-free grammar (Laurent, von Brecht & Bresson, ICLR 2024,
-appendix A.5, Figs. 9–11).
+"""Feature Collapse App. A.5: a depth-4 context-free grammar and the matched MLP + LayerNorm network,
+whose representations collapse by latent symbol at each level.
 
 ``nclab run fc-grammar --preset a5-cfg-quick`` samples sentences of a random probabilistic
 context-free grammar (:mod:`nclab.data.grammar`), trains the network matched to it
@@ -15,20 +15,10 @@ per seed) keeps in ``figure_data.pt``.
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy
+from ..protocol import Experiment
 from .config import GrammarConfig, check
 from .presets import PAPER, PRESETS
 
-EXPERIMENT = Experiment(
-    name="fc-grammar",
-    description="Feature Collapse App. A.5: depth-4 context-free grammar and the matched "
-    "MLP + LayerNorm network; representations collapse by latent symbol at each level",
-    config_cls=GrammarConfig,
-    presets=PRESETS,
-    default_preset="a5-cfg-quick",
-    check=check,
-    train=Lazy(f"{__name__}.train:train"),
-    figures=Lazy(f"{__name__}.figures:figures"),
-)
+EXPERIMENT = Experiment("fc-grammar", __doc__, GrammarConfig, PRESETS, "a5-cfg-quick", check)
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "GrammarConfig"]

@@ -35,6 +35,7 @@ class Trainer:
     optimiser step) of seed ``seed``; one optimiser step per ``train_step``."""
 
     def __init__(self, cfg: GrammarConfig, seed: int | None = None):
+        self.log_every, self.checkpoint_every = cfg.log_every, cfg.checkpoint_every
         seed = cfg.seed if seed is None else seed
         d, m, t = cfg.data, cfg.model, cfg.train
         self.cfg = cfg
@@ -123,13 +124,7 @@ def train(cfg: GrammarConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict
     tr = Trainer(cfg, unit.seed)
     untrained = tr.measure(full=True)  # the same network before training (and before resuming)
     before = _panel_points(tr)
-    history = fit_trainer(
-        tr,
-        run=run_dir,
-        log_every=cfg.log_every,
-        checkpoint_every=cfg.checkpoint_every,
-        description=f"fc-grammar {cfg.figure}",
-    )
+    history = fit_trainer(tr, run_dir, f"fc-grammar {cfg.figure}")
     final = tr.measure(full=True)
     after = _panel_points(tr)
     levels = [

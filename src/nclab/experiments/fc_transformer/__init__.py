@@ -1,4 +1,5 @@
-"""Feature collapse in transformers (Laurent, von Brecht & Bresson, ICLR 2024, appendix A.3–A.4).
+"""Feature Collapse App. A.3/A.4: a GPT-2 classifier (class token) and a GPT-2 language model on the
+concept-word sentences, whose word embeddings collapse by concept.
 
 ``nclab run fc-transformer --preset a3-uniform-quick`` trains a GPT-2 classifier (class token
 appended, read by the last layer) or, with ``task="lm"``, a GPT-2 language model on the
@@ -15,20 +16,12 @@ untrained and trained network in ``figure_data.pt`` for the PCA figure.
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy
+from ..protocol import Experiment
 from .config import TransformerConfig, check
 from .presets import PAPER, PRESETS
 
 EXPERIMENT = Experiment(
-    name="fc-transformer",
-    description="Feature Collapse App. A.3/A.4: GPT-2 classifier (class token) and GPT-2 "
-    "language model on the concept-word sentences; word embeddings collapse by concept",
-    config_cls=TransformerConfig,
-    presets=PRESETS,
-    default_preset="a3-uniform-quick",
-    check=check,
-    train=Lazy(f"{__name__}.train:train"),
-    figures=Lazy(f"{__name__}.figures:figures"),
+    "fc-transformer", __doc__, TransformerConfig, PRESETS, "a3-uniform-quick", check
 )
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "TransformerConfig"]

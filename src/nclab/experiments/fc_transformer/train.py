@@ -31,6 +31,7 @@ class Trainer:
     ``train_step``."""
 
     def __init__(self, cfg: TransformerConfig, seed: int | None = None):
+        self.log_every, self.checkpoint_every = cfg.log_every, cfg.checkpoint_every
         seed = cfg.seed if seed is None else seed
         d, m, t = cfg.data, cfg.model, cfg.train
         self.cfg = cfg
@@ -75,13 +76,7 @@ def train(cfg: TransformerConfig, unit: Unit, run_dir: RunDir, context: Any) -> 
     tr = Trainer(cfg, unit.seed)
     untrained = measure(tr.net, tr.task, tr.data, cfg, full=True)  # before any checkpoint loads
     w0 = tr.word_embeddings()
-    history = fit_trainer(
-        tr,
-        run=run_dir,
-        log_every=cfg.log_every,
-        checkpoint_every=cfg.checkpoint_every,
-        description=f"fc-transformer {cfg.figure or cfg.task}",
-    )
+    history = fit_trainer(tr, run_dir, f"fc-transformer {cfg.figure or cfg.task}")
     final = measure(tr.net, tr.task, tr.data, cfg, full=True)
     figure_data = {
         "untrained": w0,

@@ -1,4 +1,5 @@
-"""Feature collapse (Laurent, von Brecht & Bresson, ICLR 2024): Fig. 3, K = 50, Fig. 4a–c, A.1, A.2.
+"""Feature Collapse (ICLR 2024): the networks h / h* on the concept-word sentence task, Fig. 3, K =
+50, Fig. 4a-c, no weight decay, learnable LayerNorm.
 
 ``nclab run feature-collapse --preset fig3`` trains the network h (or h*) of the paper on the
 concept/word sentence task, logs train loss, test accuracy and the embedding-level collapse measures
@@ -22,20 +23,10 @@ keeping its trained state in ``final_state.pt``.
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy
+from ..protocol import Experiment
 from .config import FCConfig, check
 from .presets import PAPER, PRESETS
 
-EXPERIMENT = Experiment(
-    name="feature-collapse",
-    description="Feature Collapse (ICLR 2024): networks h / h* on the concept-word sentence task; "
-    "Fig. 3, K=50, Fig. 4a-c, no weight decay, learnable LayerNorm",
-    config_cls=FCConfig,
-    presets=PRESETS,
-    default_preset="fig3-quick",
-    check=check,
-    train=Lazy(f"{__name__}.train:train"),
-    figures=Lazy(f"{__name__}.figures:figures"),
-)
+EXPERIMENT = Experiment("feature-collapse", __doc__, FCConfig, PRESETS, "fig3-quick", check)
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "FCConfig"]

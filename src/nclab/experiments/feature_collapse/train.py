@@ -88,6 +88,7 @@ class Trainer:
     :func:`~nclab.train.fit_trainer`, ``converged`` (L-BFGS at the minimiser) to stop early."""
 
     def __init__(self, cfg: FCConfig, seed: int | None = None):
+        self.log_every, self.checkpoint_every = cfg.log_every, cfg.checkpoint_every
         seed = cfg.seed if seed is None else seed
         t = cfg.train
         self.cfg, self.t = cfg, t
@@ -214,10 +215,8 @@ def train(cfg: FCConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str,
     untrained = untrained_collapse(tr)
     history = fit_trainer(
         tr,
-        run=run_dir,
-        log_every=cfg.log_every,
-        checkpoint_every=cfg.checkpoint_every,
-        description=f"feature-collapse {cfg.figure or ''} ({cfg.train.optimizer})",
+        run_dir,
+        f"feature-collapse {cfg.figure or ''} ({cfg.train.optimizer})",
         stop=lambda record: tr.converged,
     )
     torch.save(tr.state.state_dict(), run_dir.path / FINAL)  # re-measure, figures

@@ -1,4 +1,5 @@
-"""Deep networks with linear heads (Jacot, Súkeník, Wang & Mondelli, ICLR 2025, §6 and App. A).
+"""MLPs and ResNets with deep linear heads (Jacot, Súkeník, Wang & Mondelli, ICLR 2025): layer-wise
+collapse over training, linear and nonlinear depth sweeps, the Theorem 3.1 certificate.
 
 ``nclab run linear-head --preset NAME``: L1 nonlinear layers followed by L2 linear layers, trained
 with MSE (or CE) and weight decay, measured layer by layer with :class:`~nclab.CollapseProbe`
@@ -22,24 +23,21 @@ checks of its config), :mod:`.data`, :mod:`.train` (one network, one unit), :mod
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy
+from ..protocol import Experiment
 from .config import LinearHeadConfig
 from .presets import PRESETS
 from .units import check, units
 
 EXPERIMENT = Experiment(
-    name="linear-head",
-    description="MLP/ResNet with deep linear heads (Jacot et al. 2025): layer-wise collapse over "
-    "training, linear/nonlinear depth sweeps, Theorem 3.1 certificate",
-    config_cls=LinearHeadConfig,
-    presets=PRESETS,
-    default_preset="fig1-mlp-quick",
-    check=check,
+    "linear-head",
+    __doc__,
+    LinearHeadConfig,
+    PRESETS,
+    "fig1-mlp-quick",
+    check,
     units=units,
-    setup=Lazy(f"{__name__}.train:setup"),
-    train=Lazy(f"{__name__}.train:train"),
-    summarize=Lazy(f"{__name__}.summary:summarize"),
-    figures=Lazy(f"{__name__}.figures:figures"),
+    setup="train:setup",
+    summarize="summary:summarize",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "LinearHeadConfig"]

@@ -93,6 +93,7 @@ class Trainer:
     order's generator. The order of construction fixes the random numbers each draws."""
 
     def __init__(self, cfg, job: Mapping[str, Any], data, rank: int, world: int, device):
+        self.log_every, self.checkpoint_every = cfg.measure_every, cfg.checkpoint_every
         self.cfg, self.rank, self.world, self.device = cfg, rank, world, device
         self.K = K = data.num_classes
         torch.manual_seed(job["seed"])
@@ -186,14 +187,7 @@ def train(cfg: LinearHeadConfig, unit: Unit, run_dir: RunDir, context) -> dict[s
     data, rank, world, device = context
     job = unit.params
     u = Trainer(cfg, job, data, rank, world, device)
-    history = fit_trainer(
-        u,
-        run=run_dir,
-        log_every=cfg.measure_every,
-        checkpoint_every=cfg.checkpoint_every,
-        progress=rank == 0,
-        description=f"linear-head {job['label']}",
-    )
+    history = fit_trainer(u, run_dir, f"linear-head {job['label']}", progress=rank == 0)
     if not u.final:  # resumed after the final evaluation was logged: measure again
         u.final.update(u.measure(grams=True))
     final_rec = history[-1]

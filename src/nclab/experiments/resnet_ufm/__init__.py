@@ -1,5 +1,5 @@
-"""ResNet18 against the nonlinear extended UFM (Tirer & Bruna, ICML 2022, §6 Fig. 5 right panels;
-App. G Fig. 10).
+"""ResNet18 against the nonlinear extended UFM (Tirer & Bruna, ICML 2022, Fig. 5 right, Fig. 10): NC
+metrics of two feature levels over training, side by side.
 
 ``nclab run resnet-ufm --preset NAME``: trains a ResNet18 (torchvision's names, 3x3 stem, no
 max-pool; :func:`nclab.models.resnet18.resnet18`) with SGD, measures the NC metrics of its last two
@@ -20,20 +20,12 @@ it), :mod:`.measure` (the two levels' metrics), :mod:`.summary` (a unit's), :mod
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy
+from ..protocol import Experiment
 from .config import ResNetUFMConfig, check
 from .presets import PRESETS
 
 EXPERIMENT = Experiment(
-    name="resnet-ufm",
-    description="ResNet18 vs the nonlinear extended UFM (Tirer & Bruna Fig. 5 right, Fig. 10): "
-    "NC metrics of two feature levels over training, side by side",
-    config_cls=ResNetUFMConfig,
-    presets=PRESETS,
-    default_preset="tb-resnet18-digits-mse-quick",
-    check=check,
-    train=Lazy(f"{__name__}.train:train"),
-    figures=Lazy(f"{__name__}.figures:figures"),
+    "resnet-ufm", __doc__, ResNetUFMConfig, PRESETS, "tb-resnet18-digits-mse-quick", check
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "ResNetUFMConfig"]

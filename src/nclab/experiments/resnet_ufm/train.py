@@ -64,6 +64,7 @@ class Trainer:
     order of construction fixes the random numbers each draws."""
 
     def __init__(self, cfg: ResNetUFMConfig, data, seed: int, device: torch.device):
+        self.log_every, self.checkpoint_every = cfg.measure_every, cfg.checkpoint_every
         self.cfg, self.device = cfg, device
         self.K = K = data.num_classes
         torch.manual_seed(seed)
@@ -121,12 +122,5 @@ def train(cfg: ResNetUFMConfig, unit: Unit, run_dir: RunDir, context: Any) -> di
     K = data.num_classes
     ufm_history = run_ufm(cfg, K, unit.seed, run_dir) if cfg.ufm.steps else []
     net = Trainer(cfg, data, unit.seed, resolve_device(cfg.device))
-    history = fit_trainer(
-        net,
-        run=run_dir,
-        log_every=cfg.measure_every,
-        checkpoint_every=cfg.checkpoint_every,
-        description=f"resnet-ufm: {describe(cfg)}",
-        first_record=net.evaluate,
-    )
+    history = fit_trainer(net, run_dir, f"resnet-ufm: {describe(cfg)}", first_record=net.evaluate)
     return unit_summary(cfg, K, history, ufm_history)

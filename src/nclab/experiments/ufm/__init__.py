@@ -1,4 +1,5 @@
-"""The unconstrained-features laboratory: batched GD on the UFM family against the closed forms.
+"""Unconstrained-features models (Tirer & Bruna, Súkeník et al.): batched gradient descent against the
+closed-form optimum.
 
 ``nclab run ufm --preset NAME [--set key=value] [--seeds S]`` trains every problem of a run (the
 seeds, and in the phase diagram the grid of λ's) as one :class:`~nclab.models.ufm.BatchedUFM`,
@@ -19,7 +20,7 @@ values beside the measured ones, and figures like the paper's panels. Documentat
 
 from __future__ import annotations
 
-from ..protocol import Experiment, Lazy, Unit
+from ..protocol import Experiment, Unit
 from .config import UFMConfig, check
 from .presets import PRESETS
 
@@ -29,17 +30,6 @@ def units(cfg: UFMConfig) -> list[Unit]:
     return [Unit("", cfg.seed)]
 
 
-EXPERIMENT = Experiment(
-    name="ufm",
-    description="unconstrained-features models (Tirer & Bruna, Súkeník et al.): batched GD vs "
-    "the closed-form optimum",
-    config_cls=UFMConfig,
-    presets=PRESETS,
-    default_preset="tb-fig2-nobias",
-    check=check,
-    units=units,
-    train=Lazy(f"{__name__}.train:train"),
-    figures=Lazy(f"{__name__}.figures:figures"),
-)
+EXPERIMENT = Experiment("ufm", __doc__, UFMConfig, PRESETS, "tb-fig2-nobias", check, units=units)
 
 __all__ = ["EXPERIMENT", "PRESETS", "UFMConfig"]

@@ -73,6 +73,7 @@ class Trainer:
     of every problem per step, with the schedule's factor."""
 
     def __init__(self, cfg: UFMConfig, probs: list[dict[str, Any]]):
+        self.log_every, self.checkpoint_every = cfg.log_every, cfg.checkpoint_every
         self.cfg, self.steps = cfg, cfg.train.steps
         self.model = build(cfg, probs)
         self.theory_obj = [p["pred"].objective if p["pred"] is not None else None for p in probs]
@@ -97,14 +98,7 @@ def train(cfg: UFMConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str
         return run_fixed(cfg, run_dir, _seeds(cfg, cfg.fixed_features.seeds))
     probs = with_theory(cfg)
     tr = Trainer(cfg, probs)
-    history = fit_trainer(
-        tr,
-        first_record=tr.first_record,
-        log_every=cfg.log_every,
-        run=run_dir,
-        checkpoint_every=cfg.checkpoint_every,
-        description=f"ufm: {describe(cfg)}",
-    )
+    history = fit_trainer(tr, run_dir, f"ufm: {describe(cfg)}", first_record=tr.first_record)
     if cfg.bias_sweep.points:
         return bias_summary(cfg, tr.model, probs, history)
     return (phase_summary if cfg.phase.points else single_summary)(cfg, tr.model, probs, history)
