@@ -7,8 +7,8 @@ few epochs with :class:`~nclab.CollapseProbe`, prints the final table and writes
 from __future__ import annotations
 
 from ..protocol import Experiment
-from .config import DemoConfig
+from .config import DemoConfig, check
 
-EXPERIMENT = Experiment("demo", __doc__, DemoConfig)
+EXPERIMENT = Experiment("demo", __doc__, DemoConfig, check=check)
 
 __all__ = ["EXPERIMENT", "DemoConfig"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Literal
 
 from ...config import Config
-from ..common.config import ExperimentConfig, TrainCfg
+from ...errors import ConfigError
+from ..common.config import ExperimentConfig, TrainCfg, check_train
 
 
 class ModelCfg(Config):
@@ -28,3 +29,12 @@ class DemoConfig(ExperimentConfig):
     train: DemoTrainCfg = DemoTrainCfg()
     log_every: int = 10
     checkpoint_every: int = 10
+
+
+def check(cfg: DemoConfig) -> None:
+    """Raise :class:`~nclab.errors.ConfigError` for settings no run can use."""
+    check_train(cfg.train)
+    if cfg.model.width < 1 or cfg.model.depth < 1:
+        raise ConfigError(
+            f"model.width and model.depth must be >= 1, got {cfg.model.width}, {cfg.model.depth}"
+        )

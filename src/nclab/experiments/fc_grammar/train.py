@@ -18,6 +18,7 @@ from ...rng import generator
 from ...runs import RunDir
 from ...train import TrainState, fit_trainer
 from ...train.optim import make_optimizer, make_scheduler
+from ..common.evaluation import accuracy
 from ..common.latent import brief, panel_points
 from ..common.steps import EpochBatches, optimizer_step
 from ..protocol import Unit
@@ -74,14 +75,6 @@ class Trainer:
         }
 
     @torch.no_grad()
-    def accuracy(self, x: torch.Tensor, y: torch.Tensor, chunk: int = 100) -> float:
-        hits = sum(
-            int((self.net(x[i : i + chunk].long()).argmax(1) == y[i : i + chunk]).sum())
-            for i in range(0, x.shape[0], chunk)
-        )
-        return hits / x.shape[0]
-
-    @torch.no_grad()
     def measure(self, full: bool = True) -> dict[str, Any]:
         """Test accuracy (and train accuracy on up to 1000 sentences) and per level the collapse
         of the test sentences' segment representations by their latent symbol."""
@@ -98,8 +91,8 @@ class Trainer:
             levels.append({"level": j + 1, "symbol": LEVEL_NAMES[j], **(m if full else brief(m))})
         n = min(1000, self.x.shape[0])
         out = {
-            "test_acc": self.accuracy(self.xt, self.yt),
-            "train_acc": self.accuracy(self.x[:n], self.y[:n]),
+            "test_acc": accuracy(self.net, self.xt.long(), self.yt, 100),
+            "train_acc": accuracy(self.net, self.x[:n].long(), self.y[:n], 100),
             "levels": levels,
         }
         self.net.train()

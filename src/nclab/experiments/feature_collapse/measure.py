@@ -12,20 +12,12 @@ import torch
 from ...collapse.embedding import feature_collapse_measures
 from ...models.wordnet import WordNet, collapse_views, full_batch_objective
 from ...report.figures import pca
+from ..common.evaluation import accuracy
 
 #: the word-level measures kept in every record (the first four also for the u blocks)
 KEEP = ("dir_nc1", "nc1_trace", "etf", "norm_cv", "spearman_norm_freq", "spearman_norm_count")
 #: a PCA panel of more vectors shows this many, evenly spaced (deterministic)
 PCA_POINTS = 20000
-
-
-@torch.no_grad()
-def accuracy(net: WordNet, x: torch.Tensor, y: torch.Tensor, chunk: int = 20000) -> float:
-    """The fraction of sentences ``x`` classified as ``y`` (in chunks of ``chunk`` sentences)."""
-    correct = 0
-    for i in range(0, x.shape[0], chunk):
-        correct += int((net(x[i : i + chunk]).argmax(1) == y[i : i + chunk]).sum())
-    return correct / x.shape[0]
 
 
 @torch.no_grad()
@@ -55,8 +47,8 @@ def measure(
     )
     un = u.norm(dim=2)
     out = {
-        "test_acc": accuracy(net, data.x_test, data.y_test),
-        "train_acc": accuracy(net, data.x_train, data.y_train),
+        "test_acc": accuracy(net, data.x_test, data.y_test, 20000),
+        "train_acc": accuracy(net, data.x_train, data.y_train, 20000),
         "train_objective": float(f),
         "train_ce": float(ce),
         "word_norm_mean": float(net.W.norm(dim=1).mean()),

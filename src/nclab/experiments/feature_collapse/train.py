@@ -34,10 +34,10 @@ from ...rng import generator
 from ...runs import RunDir
 from ...threads import torch_threads
 from ...train import TrainState, fit_trainer
+from ..common.evaluation import accuracy
 from ..protocol import Unit
 from ..runner import finished_units, load_run, redraw
 from .config import FCConfig, weight_decays
-from .measure import accuracy as accuracy_of
 from .measure import measure as measure_network
 from .measure import pca_singular_values
 from .summary import unit_summary
@@ -177,7 +177,7 @@ class Trainer:
 
     # --- measurements ----------------------------------------------------------------------------
     def accuracy(self, x: torch.Tensor, y: torch.Tensor) -> float:
-        return accuracy_of(self.net, x, y)
+        return accuracy(self.net, x, y, 20000)
 
     def measure(self, full: bool = True) -> dict[str, Any]:
         """:func:`~.measure.measure` of the network now (``full``: every embedding metric)."""
