@@ -23,7 +23,18 @@ PKG = SRC / "nclab"
 #: or of a lower layer, never of a higher one
 LAYERS: list[set[str]] = [
     {"errors", "_version"},
-    {"config", "runs", "progress", "threads", "workers", "rng", "validation", "_kernels", "tables"},
+    {
+        "config",
+        "runs",
+        "progress",
+        "threads",
+        "workers",
+        "rng",
+        "validation",
+        "_kernels",
+        "tables",
+        "provenance",
+    },
     {"theory", "distributed"},
     {"stats"},  # the statistics (ClassStatsBase); never the metrics
     {"metrics"},  # pure functions of the statistics; they never build them
@@ -35,6 +46,7 @@ LAYERS: list[set[str]] = [
     {"train"},
     {"report"},
     {"experiments"},
+    {"evidence"},  # the ledger of recorded runs (reads run directories and the experiments)
     {"reproduce"},
     {"cli", "__main__"},
 ]

@@ -11,6 +11,7 @@ import sys
 from ..errors import NclabError
 
 # registering the verbs (each module adds its commands to ``app``)
+from . import evidence as _evidence  # noqa: F401
 from . import measure as _measure  # noqa: F401
 from . import orchestrate as _orchestrate  # noqa: F401
 from . import run as _run  # noqa: F401

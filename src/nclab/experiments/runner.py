@@ -6,6 +6,7 @@
     run_dir/
       config.toml        the resolved config, [nclab] experiment and preset
       summary.json       the run's summary (written last: the run is finished when it exists)
+      provenance.json    the code (commit, dirty), command, versions and device it ran with
       metrics.jsonl, checkpoint.pt, figures/ of a run of one unit (key "")
       units/<key>/       one directory per unit of a run of several: config.toml (with the unit),
                          metrics.jsonl, checkpoint.pt while training, summary.json when finished
@@ -20,6 +21,7 @@ checkpoints and finished units); :func:`redraw` re-draws the figures of a finish
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import tomllib
@@ -29,7 +31,8 @@ from typing import Any
 
 from ..config import Config
 from ..errors import ConfigError, RunError
-from ..runs import RunDir
+from ..provenance import PROVENANCE, provenance
+from ..runs import RunDir, dumps
 from ..threads import torch_threads
 from ..workers import run_tasks
 from .catalog import get_experiment
@@ -68,6 +71,7 @@ def run_experiment(
     if run.finished:
         return _finished_summary(run, cfg)
     run.write_config(cfg, experiment=exp.name, preset=preset)
+    write_provenance(run)
     t0 = time.perf_counter()
     try:
         with torch_threads(cfg.threads):
@@ -88,6 +92,22 @@ def run_experiment(
     out_summary = run.write_summary(summary, time.perf_counter() - t0)
     run.remove_checkpoint()
     return out_summary
+
+
+def write_provenance(run: RunDir) -> None:
+    """``provenance.json`` of the run starting now (:func:`nclab.provenance.provenance`); a run
+    resumed keeps its first and lists each resumption's commit, dirty flag and time."""
+    if rank() != 0:
+        return
+    path = run.path / PROVENANCE
+    now = provenance()
+    if path.is_file():
+        first = json.loads(path.read_text())
+        first.setdefault("resumed", []).append(
+            {k: now[k] for k in ("command", "commit", "dirty", "started")}
+        )
+        now = first
+    path.write_text(dumps(now, indent=2) + "\n")
 
 
 def unit_dir(run: RunDir, unit: Unit) -> RunDir:

@@ -1,0 +1,79 @@
+"""``nclab evidence add RUN_DIR...`` and ``nclab evidence list``: the ledger of recorded runs
+(:mod:`nclab.evidence`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._app import JSON_OPT, app, console, emit_json
+
+evidence_app = typer.Typer(
+    help="The ledger of recorded runs (evidence/): add finished run directories, list them.",
+    no_args_is_help=True,
+)
+app.add_typer(evidence_app, name="evidence")
+
+LEDGER_OPT = typer.Option(
+    None, "--ledger", help="Ledger folder (default: evidence/ of the source tree, $NCLAB_EVIDENCE)."
+)
+
+
+@evidence_app.command("add")
+def add(
+    run_dirs: list[Path] = typer.Argument(..., help="Finished run directories to record."),
+    allow_dirty: bool = typer.Option(
+        False, "--allow-dirty", help="Record runs made from a tree with uncommitted changes."
+    ),
+    ledger: Path = LEDGER_OPT,
+    json: bool = JSON_OPT,
+) -> None:
+    """Record finished runs (summary, config, provenance) into the ledger."""
+    from ..evidence import Ledger
+
+    book = Ledger(ledger)
+    paths = [str(book.add(d, allow_dirty=allow_dirty)) for d in run_dirs]
+    if json:
+        emit_json({"recorded": paths})
+    else:
+        for d, p in zip(run_dirs, paths, strict=True):
+            console().print(f"{d} -> {p}")
+
+
+@evidence_app.command("list")
+def list_(ledger: Path = LEDGER_OPT, json: bool = JSON_OPT) -> None:
+    """List the recorded runs: experiment, preset, overrides, seeds, commit, device, wall time."""
+    from ..evidence import Ledger
+    from ..tables import metrics_table
+
+    rows = [
+        {
+            "experiment": r.experiment,
+            "preset": r.preset,
+            "overrides": dict(r.overrides),
+            "seeds": len(r.seeds),
+            "started": r.started,
+            "commit": (r.provenance.get("commit") or "unknown")[:10],
+            "dirty": r.provenance.get("dirty"),
+            "device": (r.provenance.get("device") or {}).get("cpu"),
+            "seconds": r.provenance.get("seconds"),
+            "path": str(r.path),
+        }
+        for r in Ledger(ledger).records()
+    ]
+    if json:
+        emit_json(rows)
+    else:
+        shown = {
+            f"{i + 1}. {r['experiment']} {r['preset']}": {
+                "set": " ".join(f"{k}={v}" for k, v in r["overrides"].items()) or "—",
+                "seeds": r["seeds"],
+                "date": r["started"][:10],
+                "commit": r["commit"][:7] + ("+" if r["dirty"] else ""),
+                "seconds": r["seconds"],
+            }
+            for i, r in enumerate(rows)
+        }
+        title = f"{len(rows)} recorded runs"
+        console().print(metrics_table(shown, title=title, row_label="record", transpose=False))

@@ -1,0 +1,207 @@
+"""The ledger: finished runs recorded with their provenance, committed beside the code.
+
+::
+
+    evidence/                                  (the repository's; NCLAB_EVIDENCE names another)
+      runs/<experiment>/<preset>[-<overrides hash>]-s<seeds>/<started>-<digest>.json
+
+A record is one finished run: its experiment, preset, ``--set`` overrides (the resolved config's
+difference from the preset's), seeds, resolved config, compact summary (the run's ``summary.json``
+without figure paths and matrices: what claims and docs read) and provenance (nclab version, git
+commit and whether the tree was dirty, the command, torch / numpy / python versions, the device,
+wall time in all and per unit, when it started and was recorded). Records are small JSON files, a
+few to some tens of kB; recording the same run twice writes nothing new.
+
+>>> compact({"a": 1.0, "figures": ["x.png"], "grams": {"L3": [[1.0, 0.0], [0.0, 1.0]]}})
+{'a': 1.0, 'grams': {}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import flatten
+from ..errors import RunError
+from ..experiments.catalog import get_experiment
+from ..experiments.protocol import UNITS
+from ..provenance import PROVENANCE, SOURCE, now
+from ..runs import RunDir, dumps
+
+LEDGER_VERSION = 1
+#: the environment variable naming another ledger folder
+ENV = "NCLAB_EVIDENCE"
+
+
+def default_root() -> Path:
+    """The ledger folder: ``$NCLAB_EVIDENCE``, else ``evidence/`` of the source tree."""
+    return Path(os.environ.get(ENV) or SOURCE / "evidence")
+
+
+def compact(summary: Any) -> Any:
+    """``summary`` without what no claim or table reads: figure paths and matrices (lists of
+    lists of numbers, e.g. Gram matrices)."""
+    if isinstance(summary, Mapping):
+        return {k: compact(v) for k, v in summary.items() if k != "figures" and not _matrix(v)}
+    if isinstance(summary, list):
+        return [compact(v) for v in summary]
+    return summary
+
+
+def _matrix(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(r, list) for r in v)
+
+
+def overrides_of(experiment: str, preset: str | None, config: Mapping[str, Any]) -> dict:
+    """The dotted keys where ``config`` differs from the preset's resolved config (seeds aside:
+    a record names its seeds)."""
+    exp = get_experiment(experiment)
+    base = flatten(exp.config(preset).to_dict())
+    mine = flatten(exp.config_cls.from_dict(config).to_dict())
+    return {
+        k: v for k, v in sorted(mine.items()) if k not in ("seed", "seeds") and base.get(k) != v
+    }
+
+
+def group_key(experiment: str, preset: str | None, overrides: Mapping[str, Any], seeds: int) -> str:
+    """``<experiment>/<preset>[-<overrides hash>]-s<seeds>``: the folder of a run's records."""
+    tag = ""
+    if overrides:
+        tag = (
+            "-" + hashlib.sha1(json.dumps(dict(overrides), sort_keys=True).encode()).hexdigest()[:8]
+        )
+    return f"{experiment}/{preset or 'default'}{tag}-s{seeds}"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One recorded run (see the module docstring); ``path`` is its file."""
+
+    path: Path
+    experiment: str
+    preset: str | None
+    overrides: Mapping[str, Any]
+    seeds: tuple[int, ...]
+    config: Mapping[str, Any]
+    summary: Mapping[str, Any]
+    provenance: Mapping[str, Any]
+
+    @classmethod
+    def load(cls, path: Path) -> Record:
+        data = json.loads(Path(path).read_text())
+        if data.get("ledger_version", 0) > LEDGER_VERSION:
+            raise RunError(f"{path}: ledger record version {data['ledger_version']} is newer")
+        return cls(
+            Path(path),
+            data["experiment"],
+            data["preset"],
+            data["overrides"],
+            tuple(data["seeds"]),
+            data["config"],
+            data["summary"],
+            data["provenance"],
+        )
+
+    @property
+    def started(self) -> str:
+        return self.provenance.get("started") or ""
+
+
+class Ledger:
+    """The records under ``root`` (default :func:`default_root`)."""
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else default_root()
+
+    def records(self) -> Iterator[Record]:
+        """Every record, oldest first within each run's folder."""
+        for path in sorted((self.root / "runs").glob("*/*/*.json")):
+            yield Record.load(path)
+
+    def find(
+        self, experiment: str, preset: str | None, overrides: Mapping[str, Any] | None = None
+    ) -> list[Record]:
+        """The records of ``experiment`` / ``preset`` with exactly these overrides, the most
+        seeds first, then the newest."""
+        want = dict(overrides or {})
+        found = [
+            r
+            for r in self.records()
+            if r.experiment == experiment and r.preset == preset and dict(r.overrides) == want
+        ]
+        return sorted(found, key=lambda r: (len(r.seeds), r.started), reverse=True)
+
+    def add(self, run_dir: str | Path, allow_dirty: bool = False) -> Path:
+        """Record the finished run in ``run_dir``; returns the record's path. A run made from a
+        dirty tree is refused unless ``allow_dirty`` (then recorded with ``dirty: true``); a run
+        without ``provenance.json`` (made before nclab wrote it) is recorded with its commit
+        unknown."""
+        record = record_of(run_dir)
+        prov = record["provenance"]
+        if prov.get("dirty") and not allow_dirty:
+            raise RunError(
+                f"{run_dir} was run from a tree with uncommitted changes (commit "
+                f"{prov.get('commit')}); commit first, or record it anyway with --allow-dirty"
+            )
+        text = dumps(record, indent=1) + "\n"
+        digest = hashlib.sha1(dumps(record["summary"]).encode()).hexdigest()[:10]
+        group = group_key(
+            record["experiment"], record["preset"], record["overrides"], len(record["seeds"])
+        )
+        folder = self.root / "runs" / group
+        for old in folder.glob(f"*-{digest}.json"):
+            return old  # the same run, recorded before
+        stamp = (prov.get("started") or now()).replace(":", "").replace("-", "")
+        path = folder / f"{stamp}-{digest}.json"
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+
+def record_of(run_dir: str | Path) -> dict[str, Any]:
+    """The ledger record of the finished run in ``run_dir`` (not written)."""
+    run = RunDir(run_dir, create=False)
+    if not run.finished:
+        raise RunError(f"{run.path} has no summary.json: the run has not finished")
+    data = run.read_config()
+    meta = data.pop("nclab", {})
+    if "experiment" not in meta:
+        raise RunError(f"{run.path}/config.toml does not name its experiment: not a run directory")
+    summary = run.read_summary()
+    if summary.get("failed"):
+        raise RunError(f"{run.path} is a failed run: {summary.get('error')}")
+    experiment, preset = meta["experiment"], meta.get("preset")
+    seeds = summary.get("seeds") or [data.get("seed", 0)]
+    prov_path = run.path / PROVENANCE
+    if prov_path.is_file():
+        prov = json.loads(prov_path.read_text())
+    else:
+        prov = {"commit": None, "dirty": None, "note": "run before nclab recorded provenance"}
+        prov["versions"] = summary.get("versions")
+    prov = {**prov, "seconds": summary.get("seconds"), "unit_seconds": _unit_seconds(run)}
+    prov["recorded"] = now()
+    return {
+        "ledger_version": LEDGER_VERSION,
+        "experiment": experiment,
+        "preset": preset,
+        "overrides": overrides_of(experiment, preset, data),
+        "seeds": list(seeds),
+        "config": data,
+        "summary": compact(summary),
+        "provenance": prov,
+    }
+
+
+def _unit_seconds(run: RunDir) -> dict[str, float]:
+    """Wall time of each unit of the run (``units/<key>/summary.json``), by key."""
+    out = {}
+    for path in sorted((run.path / UNITS).glob("*/summary.json")):
+        seconds = json.loads(path.read_text()).get("seconds")
+        if seconds is not None:
+            out[path.parent.name] = seconds
+    return out

@@ -1,0 +1,99 @@
+"""The ledger of recorded runs: provenance written by the runner, records added from run
+directories (dirty trees refused unless asked), listed, and read back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nclab.errors import RunError
+from nclab.evidence import Ledger, compact, record_of
+from nclab.experiments import get_experiment
+from nclab.experiments.runner import run_experiment
+from nclab.provenance import command_line, git_state
+from test_cli_theory import run as cli
+
+TINY = {"train.epochs": 2, "model.width": 8, "model.depth": 1, "log_every": 1}
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "run"
+    demo = get_experiment("demo")
+    run_experiment(demo, demo.config(None, TINY), out, seeds=2)
+    return out
+
+
+def _clean(run_dir, dirty=False):
+    """Mark the run's provenance clean (or dirty): the test tree itself may have changes."""
+    p = run_dir / "provenance.json"
+    prov = json.loads(p.read_text())
+    p.write_text(json.dumps(prov | {"dirty": dirty, "commit": "c0ffee" * 6 + "abcd"}))
+
+
+def test_the_runner_writes_provenance(demo_run):
+    prov = json.loads((demo_run / "provenance.json").read_text())
+    assert {"command", "commit", "dirty", "versions", "device", "started"} <= set(prov)
+    assert prov["device"]["threads"] >= 1 and prov["device"]["cpu"]
+    assert prov["versions"]["torch"]
+    commit, dirty = git_state()
+    assert (prov["commit"], prov["dirty"]) == (commit, dirty)
+
+
+def test_a_record_holds_summary_config_and_provenance(demo_run):
+    _clean(demo_run)
+    rec = record_of(demo_run)
+    assert rec["experiment"] == "demo" and rec["preset"] is None
+    assert rec["overrides"] == TINY and rec["seeds"] == [0, 1]
+    assert rec["config"]["train"]["epochs"] == 2
+    assert "figures" not in rec["summary"] and len(rec["summary"]["per_seed"]) == 2
+    prov = rec["provenance"]
+    assert set(prov["unit_seconds"]) == {"seed-0", "seed-1"} and prov["seconds"] > 0
+    assert prov["dirty"] is False and prov["recorded"]
+
+
+def test_dirty_runs_are_refused_unless_asked(demo_run, tmp_path):
+    _clean(demo_run, dirty=True)
+    book = Ledger(tmp_path / "ledger")
+    with pytest.raises(RunError, match="uncommitted changes.*--allow-dirty"):
+        book.add(demo_run)
+    path = book.add(demo_run, allow_dirty=True)
+    assert json.loads(path.read_text())["provenance"]["dirty"] is True
+    _clean(demo_run)
+
+
+def test_adding_twice_records_once_and_lists(demo_run, tmp_path, capsys):
+    _clean(demo_run)
+    led = tmp_path / "ledger"
+    code, out, err = cli(["evidence", "add", str(demo_run), "--ledger", str(led), "--json"], capsys)
+    assert code == 0, err
+    (first,) = json.loads(out)["recorded"]
+    code, out, _ = cli(["evidence", "add", str(demo_run), "--ledger", str(led), "--json"], capsys)
+    assert json.loads(out)["recorded"] == [first]
+    code, out, _ = cli(["evidence", "list", "--ledger", str(led), "--json"], capsys)
+    (row,) = json.loads(out)
+    assert row["experiment"] == "demo" and row["seeds"] == 2 and row["path"] == first
+    (rec,) = Ledger(led).find("demo", None, TINY)
+    assert (
+        rec.summary["per_seed"][1]["test_acc"]
+        == json.loads((demo_run / "summary.json").read_text())["per_seed"][1]["test_acc"]
+    )
+    assert Ledger(led).find("demo", None, {}) == []
+
+
+def test_unfinished_or_foreign_directories_are_refused(tmp_path, capsys):
+    (tmp_path / "x").mkdir()
+    code, _, err = cli(["evidence", "add", str(tmp_path / "x"), "--ledger", str(tmp_path)], capsys)
+    assert code == 2 and "has not finished" in err
+
+
+def test_compact_drops_figures_and_matrices():
+    s = {"nc1": 0.1, "figures": ["a.png"], "grams": {"L3": [[1.0, 2.0], [2.0, 1.0]]}, "v": [1, 2]}
+    assert compact(s) == {"nc1": 0.1, "grams": {}, "v": [1, 2]}
+
+
+def test_command_line_reads_as_typed():
+    assert command_line(["/venv/bin/nclab", "run", "demo", "--set", "a=b c"]) == (
+        "nclab run demo --set 'a=b c'"
+    )
