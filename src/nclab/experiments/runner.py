@@ -36,7 +36,7 @@ from ..runs import RunDir, dumps
 from ..threads import torch_threads
 from ..workers import run_tasks
 from .catalog import get_experiment
-from .protocol import Experiment, Unit, UnitResult
+from .protocol import Experiment, Unit, UnitResult, seed_summary
 from .schema import read_summary_versioned, stamp, validate_summary
 
 #: set in a spawned worker: its experiment, config and context (loaded once per process)
@@ -77,6 +77,7 @@ def run_experiment(
         with torch_threads(cfg.threads):
             results = train_units(exp, cfg, run)
             summary = dict(exp.summarize(cfg, results))
+            summary.update(seed_summaries(exp, cfg, results))
             if exp.figures is not None and rank() == 0:
                 summary["figures"] = [str(p) for p in exp.figures(cfg, run, summary, results)]
         summary.setdefault("seed", cfg.seed)
@@ -92,6 +93,22 @@ def run_experiment(
     out_summary = run.write_summary(summary, time.perf_counter() - t0)
     run.remove_checkpoint()
     return out_summary
+
+
+def seed_summaries(exp: Experiment, cfg: Config, results: list[UnitResult]) -> dict[str, Any]:
+    """``{"by_seed": [...]}``: for a run whose units span several seeds and whose summary is not
+    simply their mean (a grid: deep-ln, linear-head), the summary of each seed's units alone, of
+    the run summary's own structure (claims are judged on each seed as well as on the mean); else
+    ``{}`` (seed units already keep each seed's summary in ``per_seed``)."""
+    seeds = sorted({r.unit.seed for r in results})
+    if len(seeds) < 2 or exp.summarize is seed_summary:
+        return {}
+    out = []
+    for s in seeds:
+        mine = [r for r in results if r.unit.seed == s]
+        one = dict(exp.summarize(cfg.replace(seed=s, seeds=1), mine))
+        out.append(validate_summary(exp.name, {**one, "seed": s}))
+    return {"by_seed": out}
 
 
 def write_provenance(run: RunDir) -> None:

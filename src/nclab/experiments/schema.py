@@ -159,7 +159,8 @@ class Summary(Record):
     ``seed`` / ``seeds``: the seed of the run, or the seeds of a run over several; ``seconds``:
     wall time; ``versions``; ``experiment`` / ``preset``: what was run; ``figures``: files written;
     ``std`` / ``per_seed``: the aggregation over seeds (the runner's, or a batched experiment's
-    own); ``failed`` / ``error`` / ``run_dir``: a run that raised (never written to summary.json:
+    own); ``by_seed``: a grid's summary of each seed's units alone (the runner's, of this same
+    structure: claims are judged per seed); ``failed`` / ``error`` / ``run_dir``: a run that raised (never written to summary.json:
     the run directory holds ``error.txt``). Subclasses narrow ``per_seed`` / ``std`` where the
     experiment writes its own.
     """
@@ -178,6 +179,7 @@ class Summary(Record):
     figures: list[str] = []
     std: StdTree = None
     per_seed: PerSeed = None
+    by_seed: PerSeed = None
     failed: bool | None = None
     error: str | None = None
     run_dir: str | None = None
