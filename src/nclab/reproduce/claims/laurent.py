@@ -109,13 +109,6 @@ def _variability(what: str, key: str, name: str) -> list[Check | Ratio]:
     )
 
 
-#: what the quick presets change from the authors' recipe (nc=3, nw=1200, L=15, K=1000, d=100,
-#: λ=1e-3, SGD lr 0.1, batch 100): uniform runs keep L=15 at nw=300, K=200, d=32; Zipf runs keep
-#: the long tail (nw=1200) at K=300, d=16; h with weight decay uses full-batch L-BFGS
-_UNI = "nw=300, K=200, d=32"
-_TAIL = "K=300, d=16"
-_LBFGS = "full-batch L-BFGS, 40 epochs"
-
 #: tolerance on h's test accuracy against the paper's 45 % (Fig. 4b): see docs/feature-collapse.md
 #: ("fig4b accuracy over seeds")
 FIG4B_ACC_TOL = 0.05
@@ -155,7 +148,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=5,
         full_seconds=600,
-        smaller={"quick": f"{_UNI}, {_LBFGS}"},
     ),
     Claim(
         id="feature-collapse/k50",
@@ -181,7 +173,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=5,
         full_seconds=200,
-        smaller={"quick": f"nw=300, d=32, {_LBFGS}"},
     ),
     Claim(
         id="feature-collapse/fig3-ln",
@@ -204,7 +195,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=5,
         full_seconds=600,
-        smaller={"quick": f"{_UNI}, 150 epochs (paper: 1200)"},
     ),
     Claim(
         id="feature-collapse/fig4a",
@@ -222,7 +212,6 @@ CLAIMS: list[Claim] = [
         checks=[_acc(), _collapse("main", "type-III"), _NORM_FOLLOWS_FREQUENCY],
         quick_seconds=10,
         full_seconds=800,
-        smaller={"quick": f"{_TAIL}, 30 sentences per class (paper: 500), {_LBFGS}"},
     ),
     Claim(
         id="feature-collapse/fig4b-vs-fig4c",
@@ -251,10 +240,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=40,
         full_seconds=1800,
-        smaller={
-            "quick": f"h: d=20, {_LBFGS} (the paper's problem); h*: {_TAIL}, 150 epochs "
-            "(paper: 500)"
-        },
     ),
     Claim(
         id="feature-collapse/no-weight-decay",
@@ -268,7 +253,6 @@ CLAIMS: list[Claim] = [
         checks=_h_star_beats_h(20),
         quick_seconds=8,
         full_seconds=40_000,
-        smaller={"quick": f"{_TAIL}; h: 300 epochs, h*: 150 (paper: 100 000 each)"},
         note="the full runs are the paper's 5 million SGD iterations each (~5.5 h each on 2 "
         "cores at 4 ms per step)",
     ),
@@ -293,7 +277,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=30,
         full_seconds=20_000,
-        smaller={"quick": f"{_UNI}, 1500 epochs (paper: 100 000)"},
         note=_FIVE_MILLION,
     ),
     Claim(
@@ -318,9 +301,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=35,
         full_seconds=20_000,
-        smaller={
-            "quick": f"{_TAIL}, 60 sentences per class (paper: 500), 100 epochs (paper: 1000)"
-        },
         note=_FIVE_MILLION,
     ),
     Claim(
@@ -337,6 +317,5 @@ CLAIMS: list[Claim] = [
         checks=[_acc(), _collapse("main", "type-II")],
         quick_seconds=5,
         full_seconds=400,
-        smaller={"quick": f"{_TAIL}, 150 epochs (paper: 500)"},
     ),
 ]
