@@ -11,6 +11,7 @@ ResNet18 claims (``resnet18-*``) are in :mod:`.tirer_bruna_resnet`.
 
 from __future__ import annotations
 
+from ...experiments.catalog import get_experiment
 from ..checks import Check, Equals, at_most
 from ..registry import Claim, RunSpec
 
@@ -264,10 +265,20 @@ def _regularized_bias() -> Claim:
     )
 
 
-_FIG2 = "K=4, d=20, n=50, λ_W=λ_H=0.005, step 0.1, N(0,1) init"
-_FIG5 = "K=4, d=20, n=50, λ's 0.005, init ×0.1, step 0.1"
-_FIG9 = "K=5, d=20, n=100, λ_W=0.005, λ_H=0.001, step 0.1"
-_FIG9X = "K=5, d=20, n=100, λ_W2=0.005, λ_W1=0.0025, λ_H1=0.001, step 0.1"
+def _setting(preset: str, form: str) -> str:
+    """The paper's setting of a figure in words, read from its one home, the ``ufm`` preset that
+    runs it: ``form`` is a ``str.format`` template over the model section ``m`` and ``lr``."""
+    cfg = get_experiment(EXP).config(preset)
+    return form.format(m=cfg.model, lr=cfg.train.lr)
+
+
+_SIZES = "K={m.K}, d={m.d}, n={m.n}"
+_FIG2 = _setting("tb-fig2-nobias", _SIZES + ", λ_W=λ_H={m.lambda_w:g}, step {lr:g}, N(0,1) init")
+_FIG5 = _setting("tb-fig5-linear", _SIZES + ", λ's {m.lambda_w:g}, init ×{m.init.w:g}, step {lr:g}")
+_FIG9 = _setting("tb-fig9-nobias", _SIZES + ", λ_W={m.lambda_w:g}, λ_H={m.lambda_h:g}, step {lr:g}")
+_FIG9X_FORM = (
+    _SIZES + ", λ_W2={m.lambda_w:g}, λ_W1={m.lambda_w1:g}, λ_H1={m.lambda_h:g}, step {lr:g}"
+)
 
 CLAIMS: list[Claim] = [
     _plain(
@@ -328,7 +339,7 @@ CLAIMS: list[Claim] = [
         "tb-fig9-linear-quick",
         "tb-fig9-linear",
         "App. G Fig. 9, Theorem 4.1",
-        _FIG9X,
+        _setting("tb-fig9-linear", _FIG9X_FORM),
         15,
         35,
         1e-6,
@@ -340,7 +351,9 @@ CLAIMS: list[Claim] = [
         "tb-fig9-relu-quick",
         "tb-fig9-relu",
         "App. G Fig. 9, Theorem 4.2",
-        _FIG9X + ", inits ×0.1/×0.1/×0.2",
+        _setting(
+            "tb-fig9-relu", _FIG9X_FORM + ", inits ×{m.init.w:g}/×{m.init.w1:g}/×{m.init.h:g}"
+        ),
         25,
         60,
         1e-6,
