@@ -28,7 +28,7 @@ def _reported(figure: str, labels: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _percent(fraction: float) -> str:
-    """0.45 -> ``"45 %"``."""
+    """A fraction as a percentage: 0.5 -> ``"50 %"``."""
     return f"{fraction * 100:g} %"
 
 
