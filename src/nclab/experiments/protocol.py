@@ -176,6 +176,8 @@ class Experiment:
 
     def _check_declarations(self) -> None:
         """Every paper preset exists, every key it and ``bookkeeping`` name is a config key."""
+        if not (self.paper or self.bookkeeping):
+            return
         keys = set(valid_keys(self.config_cls))
         named = [("bookkeeping", k) for k in self.bookkeeping]
         for preset, setting in self.paper.items():
