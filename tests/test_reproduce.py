@@ -57,14 +57,16 @@ def test_check_names_are_unique_ids_within_a_claim():
 
 def test_a_smaller_quick_preset_says_what_differs():
     """Every claim whose quick preset differs from its full one says what its quick run changes
-    (a GPU-only claim has no quick run: nothing to say)."""
+    (against the paper's setting, or against the full preset where no preset runs the paper's);
+    one whose quick preset is the full one runs the same instance (a GPU-only claim has no quick
+    run: nothing to say)."""
     for c in all_claims():
+        quick = c.instance("quick")
         if any(r.quick is not None and r.quick != r.full for r in c.runs.values()):
-            assert c.smaller.get("quick"), f"{c.id}: quick preset differs, no smaller['quick']"
-            assert c.instance("quick").startswith("smaller: "), c.id
-        else:
-            assert "quick" not in c.smaller, f"{c.id}: quick is the full preset"
-    assert all_claims()[0].instance("full") == "paper"
+            assert quick.startswith("smaller: ") or "; quick: " in quick, (c.id, quick)
+        elif c.runnable("quick"):
+            assert quick == c.instance("full"), f"{c.id}: quick is the full preset"
+    assert all_claims()[0].instance("full").startswith("paper setting")
 
 
 def test_list_json_names_each_claims_checks(capsys):
@@ -79,7 +81,7 @@ def test_list_json_names_each_claims_checks(capsys):
         ]
         assert r["quick"]["instance"] == claim.instance("quick")
     assert run_cli(["reproduce", "--list", "--markdown"]) == 0
-    assert "smaller instance: MNIST-1D" in capsys.readouterr().out
+    assert "smaller instance: data.name mnist1d (paper: mnist)" in capsys.readouterr().out
 
 
 def test_select_by_glob():
@@ -313,6 +315,7 @@ def test_failed_run_is_recorded_and_sweep_goes_on(tmp_path):
 
 
 def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
+    from nclab.experiments.protocol import PaperSetting
     from nclab.reproduce import judge, registry, runner
 
     claim = Claim(
@@ -320,26 +323,36 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
         paper="nclab",
         where="demo",
         claim="The demo MLP learns digits.",
-        runs={"main": RunSpec("demo", "tiny", "tiny", set={"train.epochs": 15, "model.width": 32})},
+        runs={
+            "main": RunSpec(
+                "demo",
+                "tiny",
+                "tiny",
+                set={"train.epochs": 15, "model.width": 32},
+                paper="paper-tiny",
+            )
+        },
         measured={"test accuracy": "test_acc"},
         paper_values={"test accuracy": "≥ 0.5"},
         checks=[
             Check("test accuracy above 50 %", "test_acc", ">=", 0.5),
             Check("impossible", "test_acc", ">", 2.0),
         ],
-        smaller={"quick": "a tiny MLP"},
     )
     gpu_claim = Claim(
         id="demo/gpu",
         paper="nclab",
         where="demo",
         claim="needs a GPU",
-        runs={"main": RunSpec("demo", None, "tiny", full_needs_gpu=True)},
+        runs={"main": RunSpec("demo", None, "paper-tiny", full_needs_gpu=True)},
         measured={},
         checks=[Check("x", "test_acc", ">=", 0)],
     )
     demo = get_experiment("demo")
     monkeypatch.setitem(demo.presets, "tiny", {"train.epochs": 3})
+    monkeypatch.setitem(demo.presets, "paper-tiny", {"train.epochs": 30})
+    monkeypatch.setattr(demo, "paper", {"paper-tiny": PaperSetting(unstated=("model.width",))})
+    smaller = "model.width 32 (paper preset: 128), train.epochs 15 (paper: 30)"
     monkeypatch.setattr(registry, "all_claims", lambda: [claim, gpu_claim])
     res = runner.reproduce([], mode="quick", out=tmp_path, workers=1, progress=False)
     by_id = {r.id: r for r in res}
@@ -350,10 +363,10 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
     md = (tmp_path / "report.md").read_text()
     assert "demo/accuracy" in md and "partial" in md
     # the verdict says it was judged on a smaller instance; each check shows value and threshold
-    assert by_id["demo/accuracy"].instance == "smaller: a tiny MLP"
-    assert "**partial (smaller instance: a tiny MLP)**" in md
+    assert by_id["demo/accuracy"].instance == f"smaller: {smaller}"
+    assert f"**partial (smaller instance: {smaller})**" in md
     assert "| ❌ | `impossible` |" in md and "| 2 |" in md
-    assert "partial (smaller instance: a tiny MLP)" in html and "<td>2</td>" in html
+    assert f"partial (smaller instance: {smaller})" in html and "<td>2</td>" in html
     # re-rendering from the directory gives the same verdicts
     again = judge.judge_dir(tmp_path)
     assert [r.verdict for r in again] == [r.verdict for r in res]
@@ -373,7 +386,7 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
     assert {"name", "value", "threshold", "passed"} <= set(checks[0])
     assert checks[1]["threshold"] == 2.0 and checks[1]["passed"] is False
     assert checks[0]["value"] == by_id["demo/accuracy"].measured["test accuracy"]["mean"]
-    assert rows["demo/gpu"]["instance"] == "paper"
+    assert rows["demo/gpu"]["instance"] == "paper setting; not stated in the paper: model.width 128"
 
 
 # --- resume -----------------------------------------------------------------------------------------

@@ -150,7 +150,7 @@ def _result_row(r) -> dict:
 def _list_claims(claims, json: bool, markdown: bool, verbose: bool = False) -> None:
     """``nclab reproduce --list``: one line per claim; JSON, a Markdown table or (``--verbose``) a
     rich table of everything."""
-    from ..report.claims_report import claims_markdown, fmt_secs
+    from ..report.claims_report import claims_markdown, fmt_secs, instance_label
 
     rows = _claims_table(claims)
     if json:
@@ -170,22 +170,27 @@ def _list_claims(claims, json: bool, markdown: bool, verbose: bool = False) -> N
     for r, c in zip(rows, claims, strict=True):
         full = fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
         quick_s = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
-        if c.smaller.get("quick"):
-            quick_s += f" (smaller instance: {c.smaller['quick']})"
-        if c.smaller.get("full"):
-            full += f" (smaller instance: {c.smaller['full']})"
+        if c.runnable("quick"):
+            quick_s += f" ({instance_label(r['quick']['instance'])})"
+        full += f" ({instance_label(r['full']['instance'])})"
         t.add_row(r["id"], f"{c.paper}, {c.where}", c.claim, quick_s, full)
     console().print(t)
 
 
+def _paper_setting(claim, mode: str) -> bool:
+    """Whether ``mode`` runs the paper's setting (a mode without a preset runs nothing)."""
+    return not claim.runnable(mode) or claim.instance(mode).startswith("paper setting")
+
+
 def compact_claims(claims, fmt_secs, width: int = 80) -> str:
-    """One line per claim, at most ``width`` columns: id, quick and full run times (``*`` smaller
-    instance than the paper's, ``GPU``), where in the paper, cut to what is left."""
+    """One line per claim, at most ``width`` columns: id, quick and full run times (``*`` not the
+    paper's setting: a smaller instance or our own, ``GPU``), where in the paper, cut to what is
+    left."""
     cells = []
     for c in claims:
         quick = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
         full = ("GPU " if c.needs_gpu("full") else "") + fmt_secs(c.full_seconds)
-        star = {m: "*" if c.smaller.get(m) else " " for m in ("quick", "full")}
+        star = {m: " " if _paper_setting(c, m) else "*" for m in ("quick", "full")}
         cells.append((c.id, quick + star["quick"], full + star["full"], " ".join(c.where.split())))
     head = ("claim", "quick ", "full ", "in the paper")
     w = [max(len(r[i]) for r in [head, *cells]) for i in range(3)]
@@ -195,7 +200,7 @@ def compact_claims(claims, fmt_secs, width: int = 80) -> str:
         room = width - len(line)
         lines.append(line + (where if len(where) <= room else where[: max(room - 1, 0)] + "…"))
     lines.append(
-        "* a smaller instance than the paper's\n"
+        "* not the paper's setting: a smaller instance, or our own\n"
         "nclab reproduce ID: run one claim (--full: the paper's presets)\n"
         "nclab reproduce --list --verbose: papers, claims, instances in full; --json: all"
     )

@@ -15,7 +15,10 @@ An experiment package defines ``EXPERIMENT = Experiment(...)`` in its ``__init__
 * ``summarize(cfg, units) -> dict``: the run's summary from the finished units
   (default :func:`seed_summary`: the one unit's summary, or the mean over seeds);
 * ``figures(cfg, run_dir, summary, units) -> [paths]``: its figures, drawn from what the run
-  directory holds, so that ``nclab report RUN_DIR`` re-draws them for any finished run.
+  directory holds, so that ``nclab report RUN_DIR`` re-draws them for any finished run;
+* ``paper``: which of its presets run a paper's own setting (:class:`PaperSetting`: the keys the
+  paper leaves open and the preset chose), from which a claim's instance text is computed
+  (:mod:`nclab.reproduce.instance`).
 
 :mod:`nclab.experiments.runner` owns the rest, once: seeds, the unit grid and its "finished"
 marker (a unit's ``summary.json``), resume, timing (``seconds``), torch threads, training units
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import Config, apply_overrides, flatten
+from ..config import Config, apply_overrides, flatten, valid_keys
 from ..errors import ConfigError
 from ..runs import RunDir
 from .common.seeds import aggregate_summaries
@@ -108,6 +111,22 @@ def seed_summary(cfg: Any, units: Sequence[UnitResult]) -> dict[str, Any]:
 HOOKS = ("train", "setup", "summarize", "figures")
 
 
+@dataclass(frozen=True)
+class PaperSetting:
+    """A preset that runs a paper's own setting, declared beside the presets: ``where`` in the
+    paper, the dotted config keys whose values the paper does not state, so that the preset had to
+    choose them (``unstated``), and the keys whose value the preset's run does not use (``unused``:
+    the L-BFGS settings of an SGD run, a weight decay that a sweep of weight decays replaces).
+
+    >>> PaperSetting("Fig. 3", unstated=("train.epochs",)).unstated
+    ('train.epochs',)
+    """
+
+    where: str = ""
+    unstated: tuple[str, ...] = ()
+    unused: tuple[str, ...] = ()
+
+
 @dataclass
 class Experiment:
     """An experiment's declaration (see the module docstring).
@@ -116,7 +135,10 @@ class Experiment:
     (``nclab run --list``). A hook given as ``"module:function"`` names a function of the
     experiment's own package (the one its config class is defined in), imported on first use;
     ``train`` defaults to ``"train:train"`` and ``figures`` to ``"figures:figures"`` when the
-    package has a ``figures`` module.
+    package has a ``figures`` module. ``paper`` maps the presets that run a paper's own setting to
+    their :class:`PaperSetting`; ``bookkeeping`` names config keys that, beside the config class's
+    ``BOOKKEEPING``, say how a run is carried out rather than what it computes. Both are checked
+    here: a preset or key that does not exist is a :class:`~nclab.errors.ConfigError`.
     """
 
     name: str
@@ -130,8 +152,11 @@ class Experiment:
     summarize: Callable[[Any, Sequence[UnitResult]], Mapping[str, Any]] | str = seed_summary
     train: Callable[..., Mapping[str, Any]] | str = "train:train"
     figures: Callable[..., list[str]] | str | None = "figures:figures"
+    paper: Mapping[str, PaperSetting] = field(default_factory=dict)
+    bookkeeping: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        self._check_declarations()
         package = self.config_cls.__module__.rpartition(".")[0]
         if self.figures == "figures:figures" and not _has_module(package, "figures"):
             self.figures = None
@@ -148,6 +173,39 @@ class Experiment:
 
     def preset_names(self) -> list[str]:
         return list(self.presets)
+
+    def _check_declarations(self) -> None:
+        """Every paper preset exists, every key it and ``bookkeeping`` name is a config key."""
+        if not (self.paper or self.bookkeeping):
+            return
+        keys = set(valid_keys(self.config_cls))
+        named = [("bookkeeping", k) for k in self.bookkeeping]
+        for preset, setting in self.paper.items():
+            if preset not in self.presets:
+                raise ConfigError(
+                    f"experiment {self.name!r}: paper preset {preset!r} is not a preset; "
+                    f"presets: {', '.join(self.presets)}"
+                )
+            named += [(f"paper preset {preset!r}", k) for k in (*setting.unstated, *setting.unused)]
+        bad = [f"{who}: {k!r}" for who, k in named if k not in keys]
+        if bad:
+            raise ConfigError(
+                f"experiment {self.name!r} names keys its config lacks ({'; '.join(bad)})"
+            )
+
+    def bookkeeping_keys(self) -> tuple[str, ...]:
+        """The keys :meth:`setting` leaves out: the config class's ``BOOKKEEPING`` and the
+        experiment's own ``bookkeeping``."""
+        return (*getattr(self.config_cls, "BOOKKEEPING", ()), *self.bookkeeping)
+
+    def setting(
+        self, preset: str | None = None, overrides: Sequence[str] | Mapping[str, Any] = ()
+    ) -> dict[str, Any]:
+        """What a run of ``preset`` (with ``overrides``) computes: its resolved config as dotted
+        keys (JSON values), without the bookkeeping keys (:meth:`bookkeeping_keys`)."""
+        skip = set(self.bookkeeping_keys())
+        flat = flatten(self.config(preset, overrides).to_dict())
+        return {k: v for k, v in flat.items() if k not in skip}
 
     def config(
         self, preset: str | None = None, overrides: Sequence[str] | Mapping[str, Any] = ()

@@ -1,9 +1,10 @@
 """Reports of ``nclab reproduce``: ``report.md``, a self-contained ``report.html`` and ``report.json``.
 
-Each claim shows its verdict (with the smaller instance it was judged on, when it was not the
-paper's setting) and a table of its checks: name, value read, threshold applied, passed. Also the
-claim table of ``nclab reproduce --list --markdown`` (docs/reproduce.md embeds it). Claims and
-results are read by attribute only: this module imports nothing from :mod:`nclab.reproduce`.
+Each claim shows its verdict (with the instance it was judged on, when it was not the paper's
+setting) and a table of its checks: name, value read, threshold applied, passed. Also the claim
+table of ``nclab reproduce --list --markdown`` (docs/reproduce.md embeds it), with each mode's
+instance. Claims and results are read by attribute only: this module imports nothing from
+:mod:`nclab.reproduce`.
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ def kv(d: Mapping[str, Any], measured: bool = False) -> str:
     if not d:
         return "—"
     return "; ".join(f"{k}: {fmt_measured(v) if measured else fmt_value(v)}" for k, v in d.items())
+
+
+def instance_label(instance: str) -> str:
+    """A claim's instance as the reports name it: ``"smaller: X"`` reads ``"smaller instance: X"``,
+    the rest (``"paper setting..."``, ``"our instance: ..."``) as it is.
+
+    >>> instance_label("smaller: model.d 32 (paper: 100)")
+    'smaller instance: model.d 32 (paper: 100)'
+    """
+    if instance.startswith("smaller: "):
+        return "smaller instance: " + instance.removeprefix("smaller: ")
+    return instance
 
 
 def verdict_text(r: Any) -> str:
@@ -203,17 +216,17 @@ def fmt_secs(s: float) -> str:
 def claims_markdown(claims: Sequence[Any]) -> str:
     """The claim table as Markdown (docs/reproduce.md embeds it).
 
-    ``quick`` and ``full`` give the runtime, the presets and what differs from the paper's setting.
+    ``quick`` and ``full`` give the runtime, the presets and the instance each runs
+    (``c.instance(mode)``: the paper's setting and what the paper leaves open, or what differs).
     """
     lines = ["| id | paper | claim | checks | quick | full |", "|---|---|---|---|---|---|"]
     for c in claims:
         quick = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
-        if c.runnable("quick") and c.smaller.get("quick"):
-            quick += f" (smaller instance: {c.smaller['quick']})"
+        if c.runnable("quick"):
+            quick += f" ({instance_label(c.instance('quick'))})"
         full = fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
         full += ": " + "; ".join(f"`{r.experiment} {r.full}`" for r in c.runs.values())
-        if c.smaller.get("full"):
-            full += f" (smaller instance: {c.smaller['full']})"
+        full += f" ({instance_label(c.instance('full'))})"
         checks = ", ".join(f"`{chk.name}`" for chk in c.checks)
         lines.append(
             f"| `{c.id}` | {c.paper}, {c.where} | {c.claim} | {checks} | {quick} | {full} |"

@@ -6,6 +6,8 @@ Modules, one responsibility each (dependencies point one way: cli -> reproduce -
 * :mod:`~nclab.reproduce.checks`: the structured checks (``Check``, ``Ratio``, ``Equals``);
 * :mod:`~nclab.reproduce.registry`: ``Claim``, ``RunSpec``, ``all_claims``, ``select``;
 * :mod:`~nclab.reproduce.claims`: one module of claims per paper;
+* :mod:`~nclab.reproduce.instance`: a claim's instance text, computed from its presets against
+  the paper's setting (``instance_text``, ``paper_preset``);
 * :mod:`~nclab.reproduce.plan`: the deduplicated runs a set of claims needs;
 * :mod:`~nclab.reproduce.judge`: verdicts, ``ClaimResult``, ``judge``, ``judge_dir``;
 * :mod:`~nclab.reproduce.runner`: ``reproduce()``, plan + execute + judge + reports;

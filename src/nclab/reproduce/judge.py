@@ -3,7 +3,8 @@
 Verdicts: every check passes -> ``"reproduced"``; some pass -> ``"partial"``; none ->
 ``"not reproduced"``; a run raised -> ``"failed"`` (whatever the checks say). Each result carries
 its checks' outcomes (``name``, ``description``, ``value``, ``threshold``, ``passed``, ``detail``) and
-the instance it was judged on (``"paper"`` or ``"smaller: <what differs>"``).
+the instance it was judged on (:meth:`Claim.instance <nclab.reproduce.registry.Claim.instance>`:
+``"paper setting..."``, ``"smaller: <what differs>"`` or ``"our instance: ..."``).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from typing import Any
 
 from ..errors import RunError
 from ..experiments.schema import read_summary_versioned
+from ..report.claims_report import instance_label
 from ..runs import RunDir, to_jsonable
 from . import registry
+from .instance import PAPER_SETTING
 from .registry import FAILED, NEEDS_GPU, NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim
 from .summaries import lookup, lookup_std
 
@@ -40,16 +43,17 @@ class ClaimResult:
     figures: list[str] = field(default_factory=list)
     note: str = ""
     command: str = ""
-    instance: str = "paper"  # or "smaller: <what differs from the paper's setting>"
+    instance: str = PAPER_SETTING  # or "smaller: <what differs>", "our instance: <why>"
 
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable(asdict(self))
 
     @property
     def verdict_text(self) -> str:
-        """The verdict as reports show it: ``"reproduced (smaller instance: ...)"``."""
-        if self.verdict in JUDGED and self.instance.startswith("smaller: "):
-            return f"{self.verdict} (smaller instance: {self.instance.removeprefix('smaller: ')})"
+        """The verdict as reports show it: ``"reproduced (smaller instance: ...)"`` when it was
+        judged on another instance than the paper's setting."""
+        if self.verdict in JUDGED and not self.instance.startswith(PAPER_SETTING):
+            return f"{self.verdict} ({instance_label(self.instance)})"
         return self.verdict
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..experiments.schema import check_path, summary_type
 from .checks import AnyCheck
+from .instance import instance_text
 from .summaries import split
 
 CLAIM_MODULES = (
@@ -58,6 +59,10 @@ class RunSpec:
 
     ``set`` adds ``--set`` overrides common to both; ``full_needs_gpu`` marks full presets that are
     GPU work (the quick preset always runs on a CPU); ``seeds`` is the default number of seeds.
+    ``paper`` names the preset that runs the paper's setting for this run (a preset its experiment
+    declares a :class:`~nclab.experiments.protocol.PaperSetting`; default: ``full`` when it is
+    one); ``no_paper`` says why no preset runs it instead. The claim's instance text is computed
+    from them (:mod:`nclab.reproduce.instance`).
     """
 
     experiment: str
@@ -66,6 +71,15 @@ class RunSpec:
     set: Mapping[str, Any] = field(default_factory=dict)
     full_needs_gpu: bool = False
     seeds: int = 1
+    paper: str | None = None
+    no_paper: str = ""
+
+    def __post_init__(self) -> None:
+        if self.paper is not None and self.no_paper:
+            raise ConfigError(
+                f"RunSpec({self.experiment!r}): name the paper preset ({self.paper!r}) or say "
+                "why there is none (no_paper), not both"
+            )
 
     def preset(self, mode: str) -> str | None:
         return self.quick if mode == "quick" else self.full
@@ -78,9 +92,8 @@ class Claim:
     ``measured`` / ``theory`` map a label to a summary path; ``paper`` maps a label to the paper's
     value (a number or a short text). ``quick_seconds`` / ``full_seconds`` are runtime estimates
     of its runs, each on one CPU core as ``nclab reproduce`` schedules them on 2 cores (full: on
-    the hardware it needs). ``smaller`` maps a mode (``quick``, ``full``) to what its presets
-    change from the paper's setting (data set, size, optimiser); a mode absent from it runs the
-    paper's setting.
+    the hardware it needs). What a mode's presets change from the paper's setting is computed
+    (:meth:`instance`), never typed.
 
     Every path the claim reads (:meth:`paths`) must name a field of its run's summary type
     (:func:`~nclab.experiments.schema.summary_type`), else :class:`~nclab.errors.ConfigError`.
@@ -99,7 +112,6 @@ class Claim:
     quick_seconds: float = 60.0
     full_seconds: float = 600.0
     note: str = ""
-    smaller: Mapping[str, str] = field(default_factory=dict)
     check_paths: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -125,8 +137,10 @@ class Claim:
                 ) from None
 
     def instance(self, mode: str) -> str:
-        """``"paper"``, or ``"smaller: <what differs>"`` when ``mode`` runs a smaller instance."""
-        return f"smaller: {self.smaller[mode]}" if self.smaller.get(mode) else "paper"
+        """What ``mode`` runs, computed from the presets (:func:`~.instance.instance_text`):
+        ``"paper setting[; not stated in the paper: ...]"``, ``"smaller: <what differs>"`` or
+        ``"our instance: no preset runs the paper's setting (<why>)[; quick: ...]"``."""
+        return instance_text(self, mode)
 
     def paths(self) -> list[str]:
         """Every summary path the claim reads: measured, theory and its checks' paths."""

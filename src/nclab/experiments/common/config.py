@@ -18,7 +18,7 @@ optimiser from it and :func:`~nclab.train.optim.make_scheduler` the schedule.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -33,6 +33,23 @@ class ExperimentConfig(Config):
     threads for the run (0: leave torch's setting; applied once by the runner, restored after)
     and how many units train at once (``workers`` spawned processes sharing the threads; the
     numbers do not depend on it)."""
+
+    #: the dotted keys that say how a run is carried out, not what it computes: left out when a
+    #: preset's setting is compared with the paper's (:meth:`Experiment.setting
+    #: <nclab.experiments.protocol.Experiment.setting>`); a key a config lacks is ignored, and an
+    #: experiment names its own beside them (``Experiment(bookkeeping=...)``)
+    BOOKKEEPING: ClassVar[tuple[str, ...]] = (
+        "seed",
+        "seeds",
+        "threads",
+        "workers",
+        "log_every",
+        "checkpoint_every",
+        "device",
+        "figure",
+        "measure_batch",
+        "data.data_dir",
+    )
 
     seed: int = 0
     seeds: int = 1

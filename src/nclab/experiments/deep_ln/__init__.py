@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ..protocol import Experiment
 from .config import DeepLNConfig
-from .presets import PRESETS
+from .presets import PAPER_SETTINGS, PRESETS
 from .units import check, units
 
 EXPERIMENT = Experiment(
@@ -42,6 +42,7 @@ EXPERIMENT = Experiment(
     units=units,
     setup="train:setup",
     summarize="summary:summarize",
+    paper=PAPER_SETTINGS,
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "DeepLNConfig"]

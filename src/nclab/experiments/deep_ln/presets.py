@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol import PaperSetting
+
 QUICK = [2, 5, 13]
 DEPTHS = [2, 3, 5, 8, 13, 21, 34]
 _SENT = {"name": "sentences"}
@@ -99,5 +101,31 @@ PRESETS: dict[str, dict[str, Any]] = {
     "t11-img-ce-cifar10-gpu": _gpu("t11", {"name": "cifar10"}, 5e-3, patch=4, batch=1000),
     "t11-pre-ce-imdb-gpu": _gpu(
         "t11-pre", {"name": "imdb", "text_vocab": 10_000, "text_len": 256}, 1e-3, batch=500
+    ),
+}
+
+
+#: the ``*-gpu`` presets carry the paper's setting as far as it is known (its Figure 1, as
+#: reported: the main text is not in papers/); the paper's optimiser and batch size are not known
+#: to us (Adam, as every other preset here), nor the patch size of its CIFAR-10 transformer or
+#: the vocabulary and length caps of its IMDB reviews. The IMDB reviews use none of the synthetic
+#: sentiment task's settings.
+_FIGURE1 = "Figure 1, as reported (the main text is not in papers/)"
+_OPTIMISER = ("train.optimizer", "train.betas", "train.batch_size")
+PAPER_SETTINGS: dict[str, PaperSetting] = {
+    **{
+        name: PaperSetting(_FIGURE1, _OPTIMISER)
+        for name in (
+            "rn1-ce-mnist-gpu",
+            "rn2-ce-mnist-gpu",
+            "rn1-ce-cifar10-gpu",
+            "rn2-ce-cifar10-gpu",
+        )
+    },
+    "t11-img-ce-cifar10-gpu": PaperSetting(_FIGURE1, (*_OPTIMISER, "model.patch")),
+    "t11-pre-ce-imdb-gpu": PaperSetting(
+        _FIGURE1,
+        (*_OPTIMISER, "data.text_vocab", "data.text_len"),
+        unused=("data.nspl", "data.nspl_test", "data.polar_rate", "data.agreement"),
     ),
 }

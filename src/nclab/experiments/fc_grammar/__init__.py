@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from ..protocol import Experiment
 from .config import GrammarConfig, check
-from .presets import PAPER, PRESETS
+from .presets import PAPER, PAPER_SETTINGS, PRESETS
 
-EXPERIMENT = Experiment("fc-grammar", __doc__, GrammarConfig, PRESETS, "a5-cfg-quick", check)
+EXPERIMENT = Experiment(
+    "fc-grammar", __doc__, GrammarConfig, PRESETS, "a5-cfg-quick", check, paper=PAPER_SETTINGS
+)
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "GrammarConfig"]

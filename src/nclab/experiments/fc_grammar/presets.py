@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol import PaperSetting
+
 #: AdamW's lr grows linearly from lr / 1000 to lr over the first 1000 steps
 _WARMUP = {"train.schedule.kind": "warmup", "train.schedule.warmup": 1000}
 _QUICK = {
@@ -66,4 +68,29 @@ PAPER: dict[str, dict[str, Any]] = {
         "note": "level-1 segments collapse by concept, level 2 by meta-concept, level 3 by "
         "meta-meta-concept (PCA, first 3 symbols)",
     }
+}
+
+
+#: ``a5-cfg`` runs the paper's grammar and network; everything the paper leaves open (the config's
+#: docstrings, docs/feature-collapse.md "A.5") is chosen here: the alphabet sizes, the training set,
+#: the widths, the head's start, the optimiser and its schedule, the length and the batch size
+PAPER_SETTINGS: dict[str, PaperSetting] = {
+    "a5-cfg": PaperSetting(
+        PAPER["a5-cfg"]["where"],
+        unstated=(
+            "data.symbols",
+            "data.n_train",
+            "model.widths",
+            "model.hidden",
+            "model.zero_head",
+            "train.optimizer",
+            "train.lr",
+            "train.betas",
+            "train.weight_decay",
+            "train.schedule.kind",
+            "train.schedule.warmup",
+            "train.epochs",
+            "train.batch_size",
+        ),
+    )
 }

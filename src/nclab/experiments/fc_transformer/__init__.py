@@ -18,10 +18,16 @@ from __future__ import annotations
 
 from ..protocol import Experiment
 from .config import TransformerConfig, check
-from .presets import PAPER, PRESETS
+from .presets import PAPER, PAPER_SETTINGS, PRESETS
 
 EXPERIMENT = Experiment(
-    "fc-transformer", __doc__, TransformerConfig, PRESETS, "a3-uniform-quick", check
+    "fc-transformer",
+    __doc__,
+    TransformerConfig,
+    PRESETS,
+    "a3-uniform-quick",
+    check,
+    paper=PAPER_SETTINGS,
 )
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "TransformerConfig"]

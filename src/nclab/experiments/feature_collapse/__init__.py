@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from ..protocol import Experiment
 from .config import FCConfig, check
-from .presets import PAPER, PRESETS
+from .presets import PAPER, PAPER_SETTINGS, PRESETS
 
-EXPERIMENT = Experiment("feature-collapse", __doc__, FCConfig, PRESETS, "fig3-quick", check)
+EXPERIMENT = Experiment(
+    "feature-collapse", __doc__, FCConfig, PRESETS, "fig3-quick", check, paper=PAPER_SETTINGS
+)
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "FCConfig"]

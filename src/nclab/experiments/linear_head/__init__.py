@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..protocol import Experiment
 from .config import LinearHeadConfig
-from .presets import PRESETS
+from .presets import PAPER_SETTINGS, PRESETS
 from .units import check, units
 
 EXPERIMENT = Experiment(
@@ -38,6 +38,8 @@ EXPERIMENT = Experiment(
     units=units,
     setup="train:setup",
     summarize="summary:summarize",
+    paper=PAPER_SETTINGS,
+    bookkeeping=("measure_every",),
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "LinearHeadConfig"]

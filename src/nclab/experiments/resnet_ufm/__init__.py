@@ -22,10 +22,17 @@ from __future__ import annotations
 
 from ..protocol import Experiment
 from .config import ResNetUFMConfig, check
-from .presets import PRESETS
+from .presets import PAPER_SETTINGS, PRESETS
 
 EXPERIMENT = Experiment(
-    "resnet-ufm", __doc__, ResNetUFMConfig, PRESETS, "tb-resnet18-digits-mse-quick", check
+    "resnet-ufm",
+    __doc__,
+    ResNetUFMConfig,
+    PRESETS,
+    "tb-resnet18-digits-mse-quick",
+    check,
+    paper=PAPER_SETTINGS,
+    bookkeeping=("measure_every", "ufm.log_every", "ufm.checkpoint_every"),
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "ResNetUFMConfig"]

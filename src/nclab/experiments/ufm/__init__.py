@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..protocol import Experiment, Unit
 from .config import UFMConfig, check
-from .presets import PRESETS
+from .presets import PAPER_SETTINGS, PRESETS
 
 
 def units(cfg: UFMConfig) -> list[Unit]:
@@ -30,6 +30,8 @@ def units(cfg: UFMConfig) -> list[Unit]:
     return [Unit("", cfg.seed)]
 
 
-EXPERIMENT = Experiment("ufm", __doc__, UFMConfig, PRESETS, "tb-fig2-nobias", check, units=units)
+EXPERIMENT = Experiment(
+    "ufm", __doc__, UFMConfig, PRESETS, "tb-fig2-nobias", check, units=units, paper=PAPER_SETTINGS
+)
 
 __all__ = ["EXPERIMENT", "PRESETS", "UFMConfig"]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol import PaperSetting
+
 _FIG2 = {
     "model.K": 4,
     "model.d": 20,
@@ -201,4 +203,23 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.steps": 100_000,
         "log_every": 10_000,
     },
+}
+
+
+#: the presets of Tirer & Bruna's figures run the paper's settings (§6 and App. G state K, d, n,
+#: the λ's, the initialisation and the step); the paper states neither how many steps GD runs
+#: (its figures' curves; ours run until the closed form is reached) nor the precision (float64)
+_TB_FIGURES = {
+    "tb-fig2-nobias": "§6 Fig. 2 (Theorem 3.1)",
+    "tb-fig2-bias": "§6 Fig. 2 (Theorem 3.2)",
+    "tb-fig5-linear": "§6 Fig. 5 (Theorem 4.1)",
+    "tb-fig5-relu": "§6 Fig. 5 (Theorem 4.2)",
+    "tb-fig9-nobias": "App. G Fig. 9 (Theorem 3.1)",
+    "tb-fig9-bias": "App. G Fig. 9 (Theorem 3.2)",
+    "tb-fig9-linear": "App. G Fig. 9 (Theorem 4.1)",
+    "tb-fig9-relu": "App. G Fig. 9 (Theorem 4.2)",
+}
+PAPER_SETTINGS: dict[str, PaperSetting] = {
+    name: PaperSetting(where, unstated=("train.steps", "dtype"))
+    for name, where in _TB_FIGURES.items()
 }

@@ -11,6 +11,9 @@ from ..checks import Check, Ratio
 from ..registry import Claim, RunSpec
 from .jacot import PAPER
 
+#: the paper proves these bounds and runs no network on them: the networks that test them are ours
+_NO_RUN = "the paper proves these bounds and runs no network on them"
+
 CLAIMS = [
     Claim(
         id="jacot/conditioning-minimiser",
@@ -26,6 +29,7 @@ CLAIMS = [
                 quick="conditioning-minimiser-quick",
                 full="conditioning-minimiser",
                 seeds=2,
+                no_paper=_NO_RUN,
             )
         },
         measured={
@@ -96,11 +100,6 @@ CLAIMS = [
         ],
         quick_seconds=30.0,
         full_seconds=900.0,
-        smaller={
-            "quick": "digits, 2 classes, 30 samples per class, bias-free ReLU MLP 2 + 3 layers "
-            "(width 128 / 8), full-batch GD, 8000 steps",
-            "full": "digits, 2 classes, 90 samples per class, width 256 / 8, 30000 steps",
-        },
         note="The bounds grow like K^(L1 K / 2) exp(c / 2): informative only for few classes and "
         "small norms, hence K = 2. The trained network stands in for the global minimiser; the "
         "last two checks say whether it is as good as one must be (docs/theory-jacot.md).",
@@ -114,7 +113,11 @@ CLAIMS = [
         "for every M <= L2 some layer l <= L1 + M has kappa(W_(L:l)) <= sqrt(C L2) K r / "
         "(sqrt(M) (s_K(Y) - eps1)); at interpolation the loss Hessian's top eigenvalue is "
         "||Theta||_op + O(eps1) + O(lambda) (19).",
-        runs={"main": RunSpec("linear-head", quick="ntk-bound-quick", full="ntk-bound", seeds=2)},
+        runs={
+            "main": RunSpec(
+                "linear-head", quick="ntk-bound-quick", full="ntk-bound", seeds=2, no_paper=_NO_RUN
+            )
+        },
         measured={
             "||Theta||_op (all parameters)": "derived.ntk_op",
             "||Theta||_op (linear head only)": "derived.ntk_op_head",
@@ -160,11 +163,6 @@ CLAIMS = [
         ],
         quick_seconds=10.0,
         full_seconds=900.0,
-        smaller={
-            "quick": "digits, 4 classes, 30 per class, bias-free ReLU MLP 2 + 4 layers (width "
-            "64 / 32), full-batch GD, 2000 steps",
-            "full": "digits (all), width 128 / 64, 10000 steps",
-        },
         note="||Theta||_op by Lanczos on A -> J(J^T A) (nclab.curvature), never forming J.",
     ),
     Claim(
@@ -177,7 +175,10 @@ CLAIMS = [
         "better-conditioned W_L and better NC2.",
         runs={
             "main": RunSpec(
-                "linear-head", quick="edge-of-stability-quick", full="edge-of-stability"
+                "linear-head",
+                quick="edge-of-stability-quick",
+                full="edge-of-stability",
+                no_paper="the paper argues it from Cohen et al. (2021) and runs no network on it",
             )
         },
         measured={
@@ -234,11 +235,6 @@ CLAIMS = [
         ],
         quick_seconds=20.0,
         full_seconds=1800.0,
-        smaller={
-            "quick": "digits (50 per class), bias-free ReLU MLP 2 + 3 layers (width 64 / 32), "
-            "full-batch GD, eta_0 in {1.5, 6, 12} (L2 = 3), 1000 steps, one seed",
-            "full": "digits (all), width 128 / 64, eta_0 in {1.5, 6, 12}, 3000 steps, one seed",
-        },
         note="The sharpness is that of the objective GD minimises (mean squared error over N K "
         "entries + coupled weight decay), by Lanczos on Hessian-vector products "
         "(nclab.curvature); figure edge_of_stability.png.",
@@ -250,7 +246,11 @@ CLAIMS = [
         claim="On a network that interpolates closely with a well-balanced linear head and bounded "
         "representations, all four bounds of Theorem 3.1 apply and hold: NC1 (2), kappa(W_L) (3), "
         "NC2 (4) and NC3 (5).",
-        runs={"main": RunSpec("linear-head", quick="thm31-bounds-quick", full="thm31-bounds")},
+        runs={
+            "main": RunSpec(
+                "linear-head", quick="thm31-bounds-quick", full="thm31-bounds", no_paper=_NO_RUN
+            )
+        },
         measured={
             "NC1 of Z_(L-1)": "certificate.measured.nc1_trace",
             "kappa(W_L)": "certificate.measured.kappa_wl",
@@ -283,11 +283,6 @@ CLAIMS = [
         ],
         quick_seconds=20.0,
         full_seconds=900.0,
-        smaller={
-            "quick": "digits, 2 classes, 20 samples per class, bias-free ReLU MLP 2 + 3 layers "
-            "(width 128 / 8), full-batch GD, 12000 steps, one seed",
-            "full": "the same, 30000 steps, one seed",
-        },
         note="On the fig1 presets (K = 10, n_(L-1) = 128, Adam) only the NC1 bound applies: (3)-(5) "
         "need eps2 ~ 1e-5 and r^2 eps1 / s_K(Y) < 1, which few classes, few samples and long "
         "full-batch GD reach (docs/theory-jacot.md).",

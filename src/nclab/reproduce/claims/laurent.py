@@ -4,16 +4,32 @@ Each claim runs the ``feature-collapse`` experiment (quick: reduced sizes, secon
 the authors' recipe) and judges the summary: accuracy, collapse type (:mod:`nclab.collapse.embedding`)
 and the norms against the theorems' predictions (``theory.*`` keys, from ``fc-thm1/2/3``). The
 checks several claims share are built by the helpers below (:func:`below_untrained` also serves
-the appendix's claims, :mod:`.laurent_appendix`).
+the appendix's claims, :mod:`.laurent_appendix`). What the paper reports is read from its one
+home, the experiment's ``PAPER`` (:mod:`nclab.experiments.feature_collapse.presets`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from ...experiments.feature_collapse.presets import PAPER as REPORTED
 from ..checks import Check, Equals, Ratio
 from ..registry import Claim, RunSpec
 
 PAPER = "Feature Collapse (Laurent, von Brecht & Bresson, ICLR 2024)"
 EXP = "feature-collapse"
+
+
+def _reported(figure: str, labels: Mapping[str, str]) -> dict[str, Any]:
+    """What the paper reports for ``figure`` (``REPORTED[figure]``), under the claim's labels:
+    ``labels`` maps a label to a key of the figure's values."""
+    return {label: REPORTED[figure][key] for label, key in labels.items()}
+
+
+def _percent(fraction: float) -> str:
+    """A fraction as a percentage: 0.5 -> ``"50 %"``."""
+    return f"{fraction * 100:g} %"
 
 
 def _run(preset: str) -> dict[str, RunSpec]:
@@ -109,16 +125,24 @@ def _variability(what: str, key: str, name: str) -> list[Check | Ratio]:
     )
 
 
-#: what the quick presets change from the authors' recipe (nc=3, nw=1200, L=15, K=1000, d=100,
-#: λ=1e-3, SGD lr 0.1, batch 100): uniform runs keep L=15 at nw=300, K=200, d=32; Zipf runs keep
-#: the long tail (nw=1200) at K=300, d=16; h with weight decay uses full-batch L-BFGS
-_UNI = "nw=300, K=200, d=32"
-_TAIL = "K=300, d=16"
-_LBFGS = "full-batch L-BFGS, 40 epochs"
-
-#: tolerance on h's test accuracy against the paper's 45 % (Fig. 4b): see docs/feature-collapse.md
+#: tolerance on h's test accuracy against the paper's (Fig. 4b): see docs/feature-collapse.md
 #: ("fig4b accuracy over seeds")
 FIG4B_ACC_TOL = 0.05
+
+_FIG3, _K50 = REPORTED["fig3"], REPORTED["k50"]
+_FIG4B_ACC, _NO_WD_FIG4B_ACC = REPORTED["fig4b"]["test_acc"], REPORTED["no-wd-fig4b"]["test_acc"]
+_ACC = {"test accuracy": "test_acc"}
+_NORMS = {"mean word norm": "word_norm_mean", "std word norm": "word_norm_std"}
+_THM1 = {"word norm (fc-thm1)": "theory_word_norm"}
+
+
+def _h_and_h_star_acc(h: str, h_star: str) -> dict[str, Any]:
+    """The paper's test accuracies of h (figure ``h``) and h* (figure ``h_star``)."""
+    return {
+        **_reported(h, {"h test accuracy": "test_acc"}),
+        **_reported(h_star, {"h* test accuracy": "test_acc"}),
+    }
+
 
 #: the full runs without weight decay: the paper's 5 million SGD iterations
 _FIVE_MILLION = "the full run is the paper's 5 million SGD iterations (~5.5 h on 2 cores)"
@@ -130,8 +154,8 @@ CLAIMS: list[Claim] = [
         paper=PAPER,
         where="§2.1 Fig. 3, §3.1 Theorem 1",
         claim="With uniform word frequencies, h generalises perfectly and its weights form a type-I "
-        "collapse whose word-embedding norm matches Theorem 1 (1.41 ± 0.13 measured vs "
-        "1.42214 predicted).",
+        f"collapse whose word-embedding norm matches Theorem 1 ({_FIG3['word_norm_mean']:g} ± "
+        f"{_FIG3['word_norm_std']:g} measured vs {_FIG3['theory_word_norm']:g} predicted).",
         runs=_run("fig3"),
         measured={
             "test accuracy": "test_acc",
@@ -141,12 +165,7 @@ CLAIMS: list[Claim] = [
             "word directional NC1": "embedding_metrics.words.dir_nc1",
         },
         theory={"word norm (fc-thm1)": "theory.word_norm", "u norm (fc-thm1)": "theory.u_norm"},
-        paper_values={
-            "test accuracy": 1.0,
-            "mean word norm": 1.41,
-            "std word norm": 0.13,
-            "word norm (fc-thm1)": 1.42214,
-        },
+        paper_values=_reported("fig3", {**_ACC, **_NORMS, **_THM1}),
         checks=[
             _acc(),
             _collapse("main", "type-I"),
@@ -155,14 +174,14 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=5,
         full_seconds=600,
-        smaller={"quick": f"{_UNI}, {_LBFGS}"},
     ),
     Claim(
         id="feature-collapse/k50",
         paper=PAPER,
         where="§3.1",
         claim="With K = 50 classes and 100 sentences per class the word-embedding norm is "
-        "0.61 ± 0.06, against 0.61602 predicted by Theorem 1.",
+        f"{_K50['word_norm_mean']:g} ± {_K50['word_norm_std']:g}, against "
+        f"{_K50['theory_word_norm']:g} predicted by Theorem 1.",
         runs=_run("k50"),
         measured={
             "test accuracy": "test_acc",
@@ -170,18 +189,13 @@ CLAIMS: list[Claim] = [
             "std word norm": "word_norm_std",
         },
         theory={"word norm (fc-thm1)": "theory.word_norm"},
-        paper_values={
-            "mean word norm": 0.61,
-            "std word norm": 0.06,
-            "word norm (fc-thm1)": 0.61602,
-        },
+        paper_values=_reported("k50", {**_NORMS, **_THM1}),
         checks=[
             _collapse("main", "type-I"),
             _theorem("mean word norm", "word_norm_mean", 1, 0.05, "word-norm-thm1"),
         ],
         quick_seconds=5,
         full_seconds=200,
-        smaller={"quick": f"nw=300, d=32, {_LBFGS}"},
     ),
     Claim(
         id="feature-collapse/fig3-ln",
@@ -196,7 +210,7 @@ CLAIMS: list[Claim] = [
             "representation norm": "rep_norm_mean",
         },
         theory={"u norm (fc-thm3)": "theory.u_norm", "representation norm": "theory.word_rep_norm"},
-        paper_values={"test accuracy": 1.0},
+        paper_values=_reported("fig3-ln", _ACC),
         checks=[
             _acc(),
             _collapse("main", "type-II"),
@@ -204,7 +218,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=5,
         full_seconds=600,
-        smaller={"quick": f"{_UNI}, 150 epochs (paper: 1200)"},
     ),
     Claim(
         id="feature-collapse/fig4a",
@@ -218,18 +231,18 @@ CLAIMS: list[Claim] = [
             "Spearman(norm, frequency)": "embedding_metrics.words.spearman_norm_freq",
             "word norm CV": "embedding_metrics.words.norm_cv",
         },
-        paper_values={"test accuracy": 1.0},
+        paper_values=_reported("fig4a", _ACC),
         checks=[_acc(), _collapse("main", "type-III"), _NORM_FOLLOWS_FREQUENCY],
         quick_seconds=10,
         full_seconds=800,
-        smaller={"quick": f"{_TAIL}, 30 sentences per class (paper: 500), {_LBFGS}"},
     ),
     Claim(
         id="feature-collapse/fig4b-vs-fig4c",
         paper=PAPER,
         where="§2.2 Fig. 4b/4c, Theorem 3",
         claim="With Zipf frequencies and only 5 sentences per class, h fails to collapse and "
-        "generalises poorly (45 %) while h* collapses fully and stays at 100 %.",
+        f"generalises poorly ({_percent(_FIG4B_ACC)}) while h* collapses fully and stays at "
+        f"{_percent(REPORTED['fig4c']['test_acc'])}.",
         runs=_h_and_h_star("fig4b", "fig4c"),
         measured={
             "h test accuracy": "h:test_acc",
@@ -237,38 +250,34 @@ CLAIMS: list[Claim] = [
             "h peak test accuracy": "h:peak_test_acc",
         },
         theory={"h* u norm (fc-thm3)": "h_star:theory.u_norm"},
-        paper_values={"h test accuracy": 0.45, "h* test accuracy": 1.0},
+        paper_values=_h_and_h_star_acc("fig4b", "fig4c"),
         checks=[
             *_h_star_beats_h(30),
             Check(
-                f"h test accuracy within {FIG4B_ACC_TOL:.0%} of the paper's 45 %",
+                f"h test accuracy within {FIG4B_ACC_TOL:.0%} of the paper's {_percent(_FIG4B_ACC)}",
                 path="h:test_acc",
                 op="~",
                 ref="h:paper.test_acc",
-                rtol=FIG4B_ACC_TOL / 0.45,
+                rtol=FIG4B_ACC_TOL / _FIG4B_ACC,
                 name="h-test-acc-paper",
             ),
         ],
         quick_seconds=40,
         full_seconds=1800,
-        smaller={
-            "quick": f"h: d=20, {_LBFGS} (the paper's problem); h*: {_TAIL}, 150 epochs "
-            "(paper: 500)"
-        },
     ),
     Claim(
         id="feature-collapse/no-weight-decay",
         paper=PAPER,
         where="App. A.1 Fig. 6b/6c",
         claim="Without weight decay the picture is the same: on the small Zipf training set h "
-        "reaches 66 % test accuracy and h* 100 %.",
+        f"reaches {_percent(_NO_WD_FIG4B_ACC)} test accuracy and h* "
+        f"{_percent(REPORTED['no-wd-fig4c']['test_acc'])}.",
         runs=_h_and_h_star("no-wd-fig4b", "no-wd-fig4c"),
         measured={"h test accuracy": "h:test_acc", "h* test accuracy": "h_star:test_acc"},
-        paper_values={"h test accuracy": 0.66, "h* test accuracy": 1.0},
+        paper_values=_h_and_h_star_acc("no-wd-fig4b", "no-wd-fig4c"),
         checks=_h_star_beats_h(20),
         quick_seconds=8,
         full_seconds=40_000,
-        smaller={"quick": f"{_TAIL}; h: 300 epochs, h*: 150 (paper: 100 000 each)"},
         note="the full runs are the paper's 5 million SGD iterations each (~5.5 h each on 2 "
         "cores at 4 ms per step)",
     ),
@@ -285,7 +294,11 @@ CLAIMS: list[Claim] = [
             "untrained word NC1": "untrained.word_nc1_trace",
             "word directional NC1": "embedding_metrics.words.dir_nc1",
         },
-        paper_values={"test accuracy": 1.0, "collapse": "type-I"},
+        # "virtually identical to Figure 3" (App. A.1): the accuracy is Fig. 3's
+        paper_values={
+            **_reported("fig3", _ACC),
+            **_reported("no-wd-fig3", {"collapse": "collapse_type"}),
+        },
         checks=[
             _acc(),
             _collapse("main", "type-I"),
@@ -293,7 +306,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=30,
         full_seconds=20_000,
-        smaller={"quick": f"{_UNI}, 1500 epochs (paper: 100 000)"},
         note=_FIVE_MILLION,
     ),
     Claim(
@@ -309,7 +321,7 @@ CLAIMS: list[Claim] = [
             "untrained word directional NC1": "untrained.word_dir_nc1",
             "Spearman(norm, frequency)": "embedding_metrics.words.spearman_norm_freq",
         },
-        paper_values={"test accuracy": 1.0, "collapse": "type-III"},
+        paper_values=_reported("no-wd-fig4a", {**_ACC, "collapse": "collapse_type"}),
         checks=[
             _acc(),
             _collapse("main", "type-III"),
@@ -318,9 +330,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=35,
         full_seconds=20_000,
-        smaller={
-            "quick": f"{_TAIL}, 60 sentences per class (paper: 500), 100 epochs (paper: 1000)"
-        },
         note=_FIVE_MILLION,
     ),
     Claim(
@@ -333,10 +342,9 @@ CLAIMS: list[Claim] = [
             "test accuracy": "test_acc",
             "representation directional NC1": "embedding_metrics.words.dir_nc1",
         },
-        paper_values={"collapse": "type-II"},
+        paper_values=_reported("learnable-ln", {"collapse": "collapse_type"}),
         checks=[_acc(), _collapse("main", "type-II")],
         quick_seconds=5,
         full_seconds=400,
-        smaller={"quick": f"{_TAIL}, 150 epochs (paper: 500)"},
     ),
 ]

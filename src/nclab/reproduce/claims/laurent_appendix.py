@@ -23,11 +23,6 @@ UNTRAINED_RATIO = 0.01  # trained / untrained trace ratio, word embeddings
 LEVEL_NC1_MAX = 0.1  # every grammar level
 LEVEL_RATIO = 0.1  # every grammar level: trained / untrained
 
-_TF_SMALL = (
-    "GPT-2 width 64, 4 heads; nw=150, K=100, 600 sentences per class; AdamW lr 1e-3, weight decay "
-    "1.0, 2 epochs (paper: width 512, 8 heads, nw=1200, K=1000, 500 per class, lr 1e-4, wd 0.1, 3)"
-)
-
 
 def _embedding_checks() -> list:
     return below_untrained(
@@ -66,7 +61,6 @@ def _a3(freq: str, fig: str) -> Claim:
         ],
         quick_seconds=85,
         full_seconds=7000,
-        smaller={"quick": _TF_SMALL},
         note="faithful: 15 000 AdamW steps of a width-512 GPT-2 on 100 x 16 tokens, 0.46 s a "
         "step on one core (measured): ~2 h a seed (see docs/feature-collapse.md)",
     )
@@ -97,7 +91,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=91,
         full_seconds=5000,  # 10 000 steps at 0.49 s on one core (measured), plus measurement
-        smaller={"quick": _TF_SMALL},
     ),
     Claim(
         id="feature-collapse/a5-cfg-depth4",
@@ -134,10 +127,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=10,
         full_seconds=1700,  # measured: 1640-1755 s a seed on one core
-        smaller={
-            "quick": "2 choices of 4 children (256 words; paper: 5 of 8, 4096), widths "
-            "16/32/32/32, 4000 training sentences"
-        },
         note="the paper leaves alphabets, widths, optimiser and data size open: the a5-cfg "
         "preset's choices are in docs/feature-collapse.md",
     ),

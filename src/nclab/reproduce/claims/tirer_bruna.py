@@ -11,17 +11,13 @@ ResNet18 claims (``resnet18-*``) are in :mod:`.tirer_bruna_resnet`.
 
 from __future__ import annotations
 
+from ...experiments.catalog import get_experiment
 from ..checks import Check, Equals, at_most
 from ..registry import Claim, RunSpec
 
 PAPER = "Tirer & Bruna, Extended Unconstrained Features Model (ICML 2022)"
 EXP = "ufm"
 ZERO = "-> 0 (plotted)"
-
-
-def _steps(quick: int, full: int) -> dict[str, str]:
-    """The quick instance: the paper's problem for fewer GD steps than the full preset's."""
-    return {"quick": f"{quick // 1000}k GD steps instead of {full // 1000}k"}
 
 
 def _metric_checks(prefix: str, keys: tuple[str, ...], tol: float = 1e-6) -> list[Check]:
@@ -41,7 +37,6 @@ def _plain(
     setting: str,
     quick_s: float,
     full_s: float,
-    smaller: dict[str, str] | None = None,
 ) -> Claim:
     keys = ETF if bias else OF
     name = "bias" if bias else "bias-free"
@@ -69,7 +64,6 @@ def _plain(
         ],
         quick_seconds=quick_s,
         full_seconds=full_s,
-        smaller=smaller or {},
     )
 
 
@@ -85,7 +79,6 @@ def _extended(
     metric_tol: float,
     gap_tol: float,
     note: str = "",
-    smaller: dict[str, str] | None = None,
 ) -> Claim:
     last = "A1" if relu else "Z1"
     keys = ("nc1", "nc2_of", "nc2_w_of", "nc3_of")
@@ -120,7 +113,6 @@ def _extended(
         quick_seconds=quick_s,
         full_seconds=full_s,
         note=note,
-        smaller=smaller or {},
     )
 
 
@@ -170,7 +162,14 @@ def _fixed_features() -> Claim:
         "λ_H = λ̃_H/n, the minimiser Ŵ_n over W converges as n → ∞ to an attenuated W*: "
         "Ŵ_∞ = H̄ᵀ/(ρ + K(λ_W + σ_e²)), an orthogonal frame aligned with H̄ᵀ; the gap "
         "shrinks like 1/√n. Exact minimisers for every n × seed in one run.",
-        runs={"main": RunSpec(EXP, quick="tb-fixed-features-quick", full="tb-fixed-features")},
+        runs={
+            "main": RunSpec(
+                EXP,
+                quick="tb-fixed-features-quick",
+                full="tb-fixed-features",
+                no_paper="the paper states the limit only, with no experiment",
+            )
+        },
         measured={
             "fitted slope of log gap vs log n": "slope",
             "√n · gap / theory constant (largest n)": "gap_constant_ratio",
@@ -190,7 +189,6 @@ def _fixed_features() -> Claim:
         checks=_fixed_features_checks(big),
         quick_seconds=4,
         full_seconds=55,
-        smaller={"quick": "n = 25..25 600 (×4) × 5 seeds (full: n = 25..409 600 (×2) × 10)"},
         note="K=4, d=20, λ_W=0.005, λ̃_H=0.25 (Fig. 2's λ_H at n=50), σ_e=0.1 (the noise norm "
         "σ_e√d = 0.45 exceeds the class-mean norm √ρ = 0.35); the paper states the limit only. "
         "gap = RMS over seeds of ‖Ŵ_n - Ŵ_∞‖/‖Ŵ_∞‖.",
@@ -240,7 +238,14 @@ def _regularized_bias() -> Claim:
         "(λ_b → 0) to the orthogonal frame (λ_b → ∞) as λ_b grows: NC2^OF falls and NC2^ETF "
         "of W rises monotonically, the centred means stay a simplex ETF, and GD reaches the "
         "closed form at every λ_b (exactly the ETF up to λ_b = c/(1-c)).",
-        runs={"main": RunSpec(EXP, quick="tb-regularized-bias-quick", full="tb-regularized-bias")},
+        runs={
+            "main": RunSpec(
+                EXP,
+                quick="tb-regularized-bias-quick",
+                full="tb-regularized-bias",
+                no_paper="the paper characterises the two ends λ_b = 0 and λ_b → ∞ only",
+            )
+        },
         measured={
             "largest gap off the kink": "objective_gap_off_kink",
             "largest metric error off the kink": "metric_gap_off_kink",
@@ -253,7 +258,6 @@ def _regularized_bias() -> Claim:
         checks=_bias_checks(ends),
         quick_seconds=14,
         full_seconds=70,
-        smaller={"quick": "9 values of λ_b × 2 seeds, 30k GD steps (full: 17 × 5, 60k)"},
         note="Fig. 2's setting (K=4, d=20, n=50, λ_W=λ_H=0.005, step 0.1), λ_b from 0.01 to 16 "
         "(plain GD at step 0.1 needs λ_b < 19); λ_b^ETF = 0.165. Points within 10 % of the kink "
         "(μ = c) converge slowly and are held to a 1e-4 gap only. The paper characterises the "
@@ -261,10 +265,20 @@ def _regularized_bias() -> Claim:
     )
 
 
-_FIG2 = "K=4, d=20, n=50, λ_W=λ_H=0.005, step 0.1, N(0,1) init"
-_FIG5 = "K=4, d=20, n=50, λ's 0.005, init ×0.1, step 0.1"
-_FIG9 = "K=5, d=20, n=100, λ_W=0.005, λ_H=0.001, step 0.1"
-_FIG9X = "K=5, d=20, n=100, λ_W2=0.005, λ_W1=0.0025, λ_H1=0.001, step 0.1"
+def _setting(preset: str, form: str) -> str:
+    """The paper's setting of a figure in words, read from its one home, the ``ufm`` preset that
+    runs it: ``form`` is a ``str.format`` template over the model section ``m`` and ``lr``."""
+    cfg = get_experiment(EXP).config(preset)
+    return form.format(m=cfg.model, lr=cfg.train.lr)
+
+
+_SIZES = "K={m.K}, d={m.d}, n={m.n}"
+_FIG2 = _setting("tb-fig2-nobias", _SIZES + ", λ_W=λ_H={m.lambda_w:g}, step {lr:g}, N(0,1) init")
+_FIG5 = _setting("tb-fig5-linear", _SIZES + ", λ's {m.lambda_w:g}, init ×{m.init.w:g}, step {lr:g}")
+_FIG9 = _setting("tb-fig9-nobias", _SIZES + ", λ_W={m.lambda_w:g}, λ_H={m.lambda_h:g}, step {lr:g}")
+_FIG9X_FORM = (
+    _SIZES + ", λ_W2={m.lambda_w:g}, λ_W1={m.lambda_w1:g}, λ_H1={m.lambda_h:g}, step {lr:g}"
+)
 
 CLAIMS: list[Claim] = [
     _plain(
@@ -280,7 +294,6 @@ CLAIMS: list[Claim] = [
         _FIG9,
         8,
         20,
-        _steps(130_000, 200_000),
     ),
     _plain(
         "fig9",
@@ -291,7 +304,6 @@ CLAIMS: list[Claim] = [
         _FIG9,
         15,
         25,
-        _steps(150_000, 200_000),
     ),
     _extended(
         "fig5",
@@ -316,7 +328,6 @@ CLAIMS: list[Claim] = [
         100,
         3e-2,
         1e-4,
-        smaller=_steps(80_000, 600_000),
         note="The ReLU model converges sublinearly in this setting: the objective gap falls "
         "below 1e-6 only after ~5e5 steps and NC2^OF of σ(W1H1), W2 and NC3 are still "
         "~1e-3 at 6e5 steps (the checks allow 3e-2 and a 1e-4 gap); with other seeds "
@@ -328,12 +339,11 @@ CLAIMS: list[Claim] = [
         "tb-fig9-linear-quick",
         "tb-fig9-linear",
         "App. G Fig. 9, Theorem 4.1",
-        _FIG9X,
+        _setting("tb-fig9-linear", _FIG9X_FORM),
         15,
         35,
         1e-6,
         1e-6,
-        smaller=_steps(80_000, 200_000),
     ),
     _extended(
         "fig9",
@@ -341,12 +351,13 @@ CLAIMS: list[Claim] = [
         "tb-fig9-relu-quick",
         "tb-fig9-relu",
         "App. G Fig. 9, Theorem 4.2",
-        _FIG9X + ", inits ×0.1/×0.1/×0.2",
+        _setting(
+            "tb-fig9-relu", _FIG9X_FORM + ", inits ×{m.init.w:g}/×{m.init.w1:g}/×{m.init.h:g}"
+        ),
         25,
         60,
         1e-6,
         1e-6,
-        smaller=_steps(110_000, 300_000),
     ),
     Claim(
         id="tirer-bruna/phase-diagram",
@@ -355,7 +366,14 @@ CLAIMS: list[Claim] = [
         claim="Across λ_W = λ_H = λ, GD ends at the collapsed orthogonal frame below the "
         "threshold K√(nλ_Hλ_W) = 1 and at zero above it, with the optimal objective "
         "c - c²/2 (c = K√(nλ_Hλ_W)), resp. 1/2; one batched solve of the whole grid.",
-        runs={"main": RunSpec(EXP, quick="tb-phase-diagram-quick", full="tb-phase-diagram")},
+        runs={
+            "main": RunSpec(
+                EXP,
+                quick="tb-phase-diagram-quick",
+                full="tb-phase-diagram",
+                no_paper="Theorem 3.1 states the threshold; the paper runs no sweep across it",
+            )
+        },
         measured={
             "largest gap": "objective_gap",
             "largest gap off threshold": "objective_gap_off_threshold",
@@ -373,7 +391,6 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=10,
         full_seconds=75,
-        smaller={"quick": "10 values of λ x 2 seeds, 40k GD steps (full: 20 x 5, 100k)"},
         note="points within 10 % of the threshold converge slowly (the collapsed mode's "
         "curvature vanishes at c = 1): their gap is reported and held to 1e-4 only",
     ),

@@ -108,11 +108,6 @@ def _resnet(mse: bool) -> Claim:
         checks=_resnet_checks(mse),
         quick_seconds=30,  # 24 s measured on an idle 2-core machine (ResNet18 + UFM)
         full_seconds=1800,
-        smaller={
-            "quick": "ResNet18 of width 8 (8-16-32-64 channels) on 16x16 digits, 60 per class, "
-            "24 epochs (lr ÷10 every 8), batches of 32, weight decay 5e-2; the extended UFM "
-            "10k GD steps"
-        },
         note="H1 = layer4.0 (the output of the last stage's first block, average-pooled), "
         "H2 = fc:input (the penultimate features, σ(W1H1) of the model); the extended UFM at "
         "K = 10, d = 32, n = 20 with the network's loss and bias, λ's 0.005, init ×0.1. "

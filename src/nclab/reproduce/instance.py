@@ -1,0 +1,154 @@
+"""A claim's instance text, computed from its presets: what a mode runs against the paper's setting.
+
+Each run of a claim has a paper preset (:func:`paper_preset`: ``RunSpec.paper``, else its full
+preset when its experiment declares that preset a paper setting,
+:class:`~nclab.experiments.protocol.PaperSetting`) or none, with the reason. A mode's run is
+compared with it key by key (:meth:`Experiment.setting
+<nclab.experiments.protocol.Experiment.setting>`: the resolved config, bookkeeping keys left out):
+
+* no difference: ``"paper setting"``, then the keys the paper does not state and the preset chose,
+  ``"; not stated in the paper: train.batch_size 100, model.dropout 0"``;
+* differences: ``"smaller: model.d 32 (paper: 100), train.epochs 40 (paper preset: 1200)"``: a key
+  the paper does not state shows the paper preset's value as such, and a key the paper preset does
+  not use (``PaperSetting.unused``) shows ours only;
+* no paper preset: ``"our instance: no preset runs the paper's setting (<reason>)"``, and in quick
+  mode what the quick preset changes from the full one, ``"; quick: train.steps 40000 (full:
+  100000)"``.
+
+A claim of several runs names each run's part by its alias. Reports test the prefixes
+(:data:`PAPER_SETTING`, :data:`SMALLER`, :data:`OURS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from ..experiments.catalog import get_experiment
+
+if TYPE_CHECKING:
+    from .registry import Claim, RunSpec
+
+PAPER_SETTING = "paper setting"
+SMALLER = "smaller: "
+OURS = "our instance: "
+#: a list longer than this shows its first three values, "…" and its last
+LONG_LIST = 8
+
+
+def fmt_value(v: Any) -> str:
+    """A config value, compactly: ``1e-4`` as ``0.0001``, ``True`` as ``true``, ``None`` as
+    ``none``, a long list cut in its middle.
+
+    >>> fmt_value(0.0001), fmt_value(True), fmt_value(None), fmt_value([16, 32])
+    ('0.0001', 'true', 'none', '[16, 32]')
+    >>> fmt_value([25 * 2**k for k in range(15)])
+    '[25, 50, 100, …, 409600] (15 values)'
+    """
+    if isinstance(v, bool) or v is None:
+        return str(v).lower()
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, list | tuple):
+        if len(v) > LONG_LIST:
+            head = ", ".join(fmt_value(x) for x in v[:3])
+            return f"[{head}, …, {fmt_value(v[-1])}] ({len(v)} values)"
+        return "[" + ", ".join(fmt_value(x) for x in v) + "]"
+    return str(v)
+
+
+def paper_preset(spec: RunSpec) -> tuple[str | None, str]:
+    """(the preset that runs the paper's setting for ``spec``, or None; why there is none)."""
+    if spec.no_paper:
+        return None, spec.no_paper
+    exp = get_experiment(spec.experiment)
+    if spec.paper is not None:
+        if spec.paper not in exp.paper:
+            raise ConfigError(
+                f"{spec.experiment} preset {spec.paper!r} is not declared a paper setting; "
+                f"paper presets: {', '.join(exp.paper) or '(none)'}"
+            )
+        return spec.paper, ""
+    if spec.full in exp.paper:
+        return spec.full, ""
+    return None, f"{spec.experiment} declares no paper setting for {spec.full!r}"
+
+
+@dataclass(frozen=True)
+class RunInstance:
+    """One run of a mode against the paper: ``kind`` ``"paper"``, ``"smaller"`` or ``"ours"``;
+    ``items`` the ``"key value ..."`` parts; ``reason`` why no preset runs the paper's setting."""
+
+    kind: str
+    items: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def _differences(
+    ours: Mapping[str, Any],
+    ref: Mapping[str, Any],
+    label: str,
+    unstated: tuple[str, ...] = (),
+    unused: tuple[str, ...] = (),
+) -> tuple[str, ...]:
+    """``"key value (label: value)"`` for each key whose values differ, in the config's order."""
+    out = []
+    for key in [*ours, *(k for k in ref if k not in ours)]:
+        mine, theirs = ours.get(key, "—"), ref.get(key, "—")
+        if mine == theirs:
+            continue
+        if key in unused:
+            out.append(f"{key} {fmt_value(mine)}")
+        else:
+            what = "paper preset" if key in unstated else label
+            out.append(f"{key} {fmt_value(mine)} ({what}: {fmt_value(theirs)})")
+    return tuple(out)
+
+
+def run_instance(spec: RunSpec, mode: str) -> RunInstance:
+    """What the ``mode`` preset of ``spec`` (with its ``set``) runs against the paper's setting."""
+    exp = get_experiment(spec.experiment)
+    preset = spec.preset(mode)
+    ours = exp.setting(preset, dict(spec.set))
+    paper, reason = paper_preset(spec)
+    if paper is None:
+        items = () if preset == spec.full else _differences(ours, exp.setting(spec.full), "full")
+        return RunInstance("ours", items, reason)
+    declared = exp.paper[paper]
+    ref = exp.setting(paper)
+    diff = _differences(ours, ref, "paper", declared.unstated, declared.unused)
+    if diff:
+        return RunInstance("smaller", diff)
+    return RunInstance("paper", tuple(f"{k} {fmt_value(ref[k])}" for k in declared.unstated))
+
+
+def _ours_text(run: RunInstance) -> str:
+    text = f"no preset runs the paper's setting ({run.reason})"
+    return text + (f"; quick: {', '.join(run.items)}" if run.items else "")
+
+
+def instance_text(claim: Claim, mode: str) -> str:
+    """The claim's instance in ``mode`` (see the module docstring); ``"no quick preset"`` when a
+    run has none."""
+    if not claim.runnable(mode):
+        return f"no {mode} preset"
+    runs = {alias: run_instance(spec, mode) for alias, spec in claim.runs.items()}
+    several = len(runs) > 1
+
+    def named(alias: str, text: str) -> str:
+        return f"{alias}: {text}" if several else text
+
+    if all(r.kind == "paper" for r in runs.values()):
+        unstated = [named(a, ", ".join(r.items)) for a, r in runs.items() if r.items]
+        return PAPER_SETTING + (
+            f"; not stated in the paper: {'; '.join(unstated)}" if unstated else ""
+        )
+    if all(r.kind == "ours" for r in runs.values()) and not several:
+        return OURS + _ours_text(next(iter(runs.values())))
+    parts = []
+    for alias, r in runs.items():
+        text = {"paper": PAPER_SETTING, "smaller": ", ".join(r.items)}.get(r.kind) or _ours_text(r)
+        parts.append(named(alias, text))
+    return SMALLER + "; ".join(parts)
