@@ -294,12 +294,18 @@ def test_sweep_local_equals_ray(tmp_path, capsys):
     del stamp
 
 
-def test_failed_run_is_recorded_and_sweep_goes_on(tmp_path):
-    (tmp_path / "g.toml").write_text(
-        TINY.replace('lr" = [1e-3, 1e-2]', 'lr" = [1e-3, -1.0]').replace(
-            "seed = [0, 1]", "seed = [0]"
-        )
-    )
+def test_failed_run_is_recorded_and_sweep_goes_on(tmp_path, monkeypatch):
+    import nclab.experiments.demo.train as demo_train
+
+    real = demo_train.train
+
+    def train(cfg, unit, run_dir, context):  # the second grid point fails while training
+        if cfg.train.lr > 5e-3:
+            raise RuntimeError("Invalid learning rate for this run")
+        return real(cfg, unit, run_dir, context)
+
+    monkeypatch.setattr(demo_train, "train", train)
+    (tmp_path / "g.toml").write_text(TINY.replace("seed = [0, 1]", "seed = [0]"))
     assert (
         run_cli(["sweep", str(tmp_path / "g.toml"), "--out", str(tmp_path / "s"), "--workers", "1"])
         == 0
@@ -309,6 +315,14 @@ def test_failed_run_is_recorded_and_sweep_goes_on(tmp_path):
     assert "Invalid learning rate" in rows[1]["error"]
     err = next((tmp_path / "s" / "runs").glob("0001-*/error.txt")).read_text()
     assert "Traceback" in err
+
+
+def test_a_grid_point_no_run_can_use_fails_before_any_work(tmp_path, capsys):
+    (tmp_path / "g.toml").write_text(TINY.replace('lr" = [1e-3, 1e-2]', 'lr" = [1e-3, -1.0]'))
+    args = ["sweep", str(tmp_path / "g.toml"), "--out", str(tmp_path / "s"), "--workers", "1"]
+    assert run_cli(args) == 2
+    assert "train.lr > 0" in capsys.readouterr().err
+    assert not (tmp_path / "s" / "runs").exists()
 
 
 # --- reproduce end to end on a fabricated claim ------------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunError
+from ..experiments.protocol import UNITS
 from ..experiments.schema import read_summary_versioned
 from ..report.claims_report import instance_label
 from ..runs import RunDir, to_jsonable
@@ -94,8 +95,9 @@ def command_for(claim: Claim, mode: str, seeds: int | None = None) -> str:
 
 def _figures(run_dir: str) -> list[str]:
     figs = sorted((Path(run_dir) / "figures").glob("*.png"))
-    if not figs:  # seeds in subdirectories: show the first seed's figures
-        figs = sorted(Path(run_dir).glob("seed-*/figures/*.png"))[:4]
+    if not figs:  # figures drawn per unit: show the first unit's
+        units = sorted(Path(run_dir).glob(f"{UNITS}/*/figures"))
+        figs = sorted(units[0].glob("*.png"))[:4] if units else []
     return [str(f) for f in figs]
 
 
