@@ -62,7 +62,7 @@ def print_results(results, out: Path) -> None:
         checks = f" ({passed}/{len(r.checks)} checks)" if r.checks else ""
         c.print(
             f"[bold]{escape(r.id)}[/] [dim]{escape(r.where)}[/] — "
-            f"[bold {color}]{escape(verdict_text(r))}[/]{checks}"
+            f"[bold {color}]{escape(r.headline or verdict_text(r))}[/]{checks}"
         )
         for label, values, measured in (
             ("paper", r.paper_values, False),
@@ -89,17 +89,42 @@ def print_results(results, out: Path) -> None:
     )
 
 
-@app.command()
+@app.command(
+    help="Run the papers' claims and judge each at every scale the evidence covers (quick, "
+    "medium, paper size): paper vs theory vs measured, per seed and on the mean."
+)
 def reproduce(
     ids: list[str] = typer.Argument(None, help="Claim ids or globs (default: every claim)."),
     quick: bool = typer.Option(True, "--quick/--full", help="Quick (CPU) or full (paper) presets."),
+    scale: str = typer.Option(
+        None,
+        "--scale",
+        help="quick, medium or full (the paper's setting): overrides --quick/--full.",
+    ),
     seeds: int = typer.Option(None, "--seeds", help="Seeds per run (default: each claim's own)."),
     out: Path = typer.Option(
-        None, "--out", "-o", help="Output directory (default runs/reproduce-<mode>)."
+        None, "--out", "-o", help="Output directory (default runs/reproduce-<scale>)."
     ),
     backend: str = BACKEND_OPT,
     workers: int = WORKERS_OPT,
     address: str = ADDRESS_OPT,
+    record: bool = typer.Option(
+        False, "--record", help="Record the finished runs into the ledger (evidence/)."
+    ),
+    allow_dirty: bool = typer.Option(
+        False,
+        "--allow-dirty",
+        help="With --record: record runs of a tree with uncommitted changes.",
+    ),
+    ledger: Path = typer.Option(
+        None, "--ledger", help="The ledger judged against (default: evidence/ of the source tree)."
+    ),
+    no_ledger: bool = typer.Option(
+        False, "--no-ledger", help="Judge only the runs made now, not the ledger's records."
+    ),
+    from_ledger: bool = typer.Option(
+        False, "--from-ledger", help="Run nothing: judge every scale on the ledger's records."
+    ),
     list_: bool = typer.Option(False, "--list", help="List the claims (one line each) and exit."),
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="With --list: papers, claims and instances in full."
@@ -107,26 +132,40 @@ def reproduce(
     markdown: bool = typer.Option(False, "--markdown", help="With --list: a Markdown table."),
     json: bool = JSON_OPT,
 ) -> None:
-    """Run the papers' claims and report paper vs theory vs measured, with a verdict for each."""
-    from ..reproduce.registry import select
+    """``nclab reproduce`` (the help text is the decorator's).
+
+    Length: the verb's options, one a line, and the choice between running and the ledger."""
+    from ..errors import ConfigError
+    from ..evidence import default_root
+    from ..reproduce.registry import SCALES, select
 
     claims = select(ids or [])
     if list_:
         _list_claims(claims, json, markdown, verbose)
         return
-    from ..reproduce.runner import reproduce as run_reproduce
+    from ..reproduce import runner
 
-    mode = "quick" if quick else "full"
-    out = out or Path("runs") / f"reproduce-{mode}"
-    results = run_reproduce(
-        ids or [],
-        mode=mode,
-        out=out,
-        seeds=seeds,
-        backend=backend,
-        workers=workers,
-        address=address,
-    )
+    mode = scale or ("quick" if quick else "full")
+    if mode not in SCALES:
+        raise ConfigError(f"--scale must be one of {', '.join(SCALES)}, got {mode!r}")
+    book = None if no_ledger else (ledger or default_root())
+    if from_ledger:
+        out = out or Path("runs") / "reproduce-ledger"
+        results = runner.from_ledger(ids or [], out=out, ledger=book)
+    else:
+        out = out or Path("runs") / f"reproduce-{mode}"
+        results = runner.reproduce(
+            ids or [],
+            mode=mode,
+            out=out,
+            seeds=seeds,
+            backend=backend,
+            workers=workers,
+            address=address,
+            ledger=book,
+            record=record,
+            allow_dirty=allow_dirty,
+        )
     if json:
         emit_json([_result_row(r) for r in results])
     else:
@@ -138,12 +177,15 @@ def _result_row(r) -> dict:
     return {
         "id": r.id,
         "verdict": r.verdict,
+        "headline": r.headline,
+        "scale": r.scale,
         "instance": r.instance,
         "paper": r.paper_values,
         "theory": r.theory,
         "measured": r.measured,
         "checks": r.checks,
         "runs": r.runs,
+        "scales": r.scales,
     }
 
 

@@ -115,8 +115,9 @@ HOOKS = ("train", "setup", "summarize", "figures")
 class PaperSetting:
     """A preset that runs a paper's own setting, declared beside the presets: ``where`` in the
     paper, the dotted config keys whose values the paper does not state, so that the preset had to
-    choose them (``unstated``), and the keys whose value the preset's run does not use (``unused``:
-    the L-BFGS settings of an SGD run, a weight decay that a sweep of weight decays replaces).
+    choose them (``unstated``), the keys whose value the preset's run does not use (``unused``:
+    the L-BFGS settings of an SGD run, a weight decay that a sweep of weight decays replaces), and
+    how many seeds (runs) the paper reports it over (``seeds``; None: not stated).
 
     >>> PaperSetting("Fig. 3", unstated=("train.epochs",)).unstated
     ('train.epochs',)
@@ -125,6 +126,7 @@ class PaperSetting:
     where: str = ""
     unstated: tuple[str, ...] = ()
     unused: tuple[str, ...] = ()
+    seeds: int | None = None
 
 
 @dataclass

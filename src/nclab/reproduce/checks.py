@@ -1,6 +1,6 @@
 """The checks a claim is judged by, each reporting the value it read and the threshold it applied.
 
-Three kinds, all structured (no opaque callables), so that a report can say why a claim passed and a
+Three forms, all structured (no opaque callables), so that a report can say why a claim passed and a
 test can make every check fail by perturbing the summary paths it declares (:meth:`paths`):
 
 * :class:`Check`: a comparison ``path op value`` or ``path op ref`` (another path), ``op`` in
@@ -14,6 +14,11 @@ test can make every check fail by perturbing the summary paths it declares (:met
 
 Checks several papers' claims share are built by :func:`at_most` and :func:`interpolates`.
 
+Each check is of one of two kinds: the paper's **statement** (the default: it decides the verdict)
+or a **sanity** check on our code (an identity, a bound a theorem guarantees, with slack: it can
+only fail through a bug; a failing one makes the claim "failed (sanity: <name>)").
+:func:`sanity` marks one.
+
 :meth:`evaluate` never raises on a summary: a missing key, a value that is not a number or a
 non-finite comparison fails the check with a detail that says so.
 """
@@ -23,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ConfigError
@@ -31,6 +36,8 @@ from .summaries import lookup
 
 Summaries = Mapping[str, Mapping[str, Any]]
 OPS = ("<=", "<", ">=", ">", "==", "~")
+STATEMENT, SANITY = "statement", "sanity"
+KINDS = (STATEMENT, SANITY)
 
 
 def slug(text: str, limit: int = 48) -> str:
@@ -59,18 +66,24 @@ def outcome(chk: Any, passed: bool, value: Any, threshold: Any, detail: str) -> 
         "threshold": threshold,
         "passed": bool(passed),
         "detail": detail,
+        "kind": chk.kind,
     }
 
 
 class _Named:
-    """Fills an empty ``name`` with the slug of the description."""
+    """Fills an empty ``name`` with the slug of the description; checks the kind."""
 
     describe: str
     name: str
+    kind: str
 
     def __post_init__(self) -> None:
         if not self.name:
             object.__setattr__(self, "name", slug(self.describe))
+        if self.kind not in KINDS:
+            raise ConfigError(
+                f"check {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -85,6 +98,7 @@ class Check(_Named):
     rtol: float | None = None
     margin: float = 0.0
     name: str = ""
+    kind: str = STATEMENT
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -148,6 +162,7 @@ class Ratio(_Named):
     den: str
     below: float
     name: str = ""
+    kind: str = STATEMENT
 
     def paths(self) -> tuple[str, ...]:
         return (self.num, self.den)
@@ -179,6 +194,7 @@ class Equals(_Named):
     path: str | tuple[str, ...]
     expected: str | bool
     name: str = ""
+    kind: str = STATEMENT
 
     def paths(self) -> tuple[str, ...]:
         return (self.path,) if isinstance(self.path, str) else tuple(self.path)
@@ -199,6 +215,12 @@ class Equals(_Named):
 
 
 AnyCheck = Check | Ratio | Equals
+
+
+def sanity(chk: AnyCheck) -> AnyCheck:
+    """``chk`` as a sanity check on our code (not the paper's statement): it holds by
+    construction or by a theorem with slack, so a failure is a bug, not evidence."""
+    return replace(chk, kind=SANITY)
 
 
 def at_most(path: str, value: float, what: str | None = None) -> Check:

@@ -29,6 +29,7 @@ from ..errors import ConfigError
 from ..experiments.catalog import get_experiment
 
 if TYPE_CHECKING:
+    from ..experiments.protocol import PaperSetting
     from .registry import Claim, RunSpec
 
 PAPER_SETTING = "paper setting"
@@ -74,6 +75,12 @@ def paper_preset(spec: RunSpec) -> tuple[str | None, str]:
     if spec.full in exp.paper:
         return spec.full, ""
     return None, f"{spec.experiment} declares no paper setting for {spec.full!r}"
+
+
+def paper_setting(spec: RunSpec) -> PaperSetting | None:
+    """The :class:`~nclab.experiments.protocol.PaperSetting` of ``spec``'s paper preset, or None."""
+    preset, _ = paper_preset(spec)
+    return None if preset is None else get_experiment(spec.experiment).paper[preset]
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,21 @@
-"""Judging claims: the verdict of a claim on its run summaries, and every claim's result.
+"""Judging claims at every scale the evidence covers, per seed and on the mean.
 
-Verdicts: every check passes -> ``"reproduced"``; some pass -> ``"partial"``; none ->
-``"not reproduced"``; a run raised -> ``"failed"`` (whatever the checks say). Each result carries
-its checks' outcomes (``name``, ``description``, ``value``, ``threshold``, ``passed``, ``detail``) and
-the instance it was judged on (:meth:`Claim.instance <nclab.reproduce.registry.Claim.instance>`:
-``"paper setting..."``, ``"smaller: <what differs>"`` or ``"our instance: ..."``).
+A claim is judged at each scale (quick, medium, full: :data:`~.registry.SCALES`) on the runs of
+that scale: those a reproduce just made, else the ledger's records (:mod:`nclab.evidence`). At a
+scale, each check is evaluated on the summary (the mean over seeds) and on each seed's summary
+(``per_seed`` of a run over seeds, ``by_seed`` of a grid); it *holds* when it passes on the mean
+and on every seed, *fails* when it fails on the mean and on every seed, and is *mixed* otherwise.
+
+Verdict at a scale: a run that raised -> ``"failed"``; a sanity check (on our code) that does not
+hold -> ``"failed (sanity: <name>)"``, a bug to fix; else, on the paper's statement checks, every
+one holds -> ``"reproduced"``, every one fails -> ``"not reproduced"``, otherwise ``"partial"``
+(with the reason: ``"embedding-nc1 fails 2/3 seeds"``). A scale without evidence is ``"not run"``.
+
+The claim's headline is the verdict at the largest scale judged, then any smaller scale's
+verdict, then the larger scales not run: ``"partial at medium size (embedding-nc1 fails 2/3
+seeds); reproduced at quick size; not run at paper size (about 2 h a run on CPU)"``. The
+result's top-level fields (verdict, checks, measured values, runs, figures, instance) are those of
+that largest scale; ``scales`` holds every scale's.
 """
 
 from __future__ import annotations
@@ -16,17 +27,58 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunError
+from ..evidence import Ledger
 from ..experiments.protocol import UNITS
 from ..experiments.schema import read_summary_versioned
-from ..report.claims_report import instance_label
+from ..report.claims_report import fmt_secs, instance_label
 from ..runs import RunDir, to_jsonable
 from . import registry
 from .instance import PAPER_SETTING
-from .registry import FAILED, NEEDS_GPU, NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim
+from .outcomes import Summaries, reason, verdict
+from .registry import (
+    NEEDS_GPU,
+    NOT_REPRODUCED,
+    PARTIAL,
+    REPRODUCED,
+    SCALES,
+    Claim,
+)
 from .summaries import lookup, lookup_std
 
 MANIFEST = "reproduce.json"
 JUDGED = (REPRODUCED, PARTIAL, NOT_REPRODUCED)
+NOT_RUN = "not run"
+
+
+@dataclass
+class ScaleResult:
+    """A claim judged at one scale: verdict and reason, seeds, the instance judged, where the
+    evidence came from (``"this run"`` or ``"ledger"``), the checks with their per-seed
+    outcomes, the measured and theory values, the runs (run directories or ledger records) with
+    their provenance, and the figures of runs made here."""
+
+    scale: str
+    verdict: str
+    reason: str = ""
+    seeds: int = 0
+    instance: str = ""
+    source: str = ""
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    measured: dict[str, dict[str, Any]] = field(default_factory=dict)
+    theory: dict[str, Any] = field(default_factory=dict)
+    runs: dict[str, str] = field(default_factory=dict)
+    provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    figures: list[str] = field(default_factory=list)
+    command: str = ""
+
+    @property
+    def judged(self) -> bool:
+        return self.verdict in JUDGED
+
+    def words(self) -> str:
+        """``"partial at medium size (embedding-nc1 fails 2/3 seeds)"``."""
+        text = f"{self.verdict} at {scale_words(self.scale, self.instance)}"
+        return text + (f" ({self.reason})" if self.reason else "")
 
 
 @dataclass
@@ -40,11 +92,14 @@ class ClaimResult:
     theory: dict[str, Any] = field(default_factory=dict)
     measured: dict[str, dict[str, Any]] = field(default_factory=dict)  # label -> {mean, std}
     checks: list[dict[str, Any]] = field(default_factory=list)
-    runs: dict[str, str] = field(default_factory=dict)  # alias -> run dir
+    runs: dict[str, str] = field(default_factory=dict)  # alias -> run dir or ledger record
     figures: list[str] = field(default_factory=list)
     note: str = ""
     command: str = ""
     instance: str = PAPER_SETTING  # or "smaller: <what differs>", "our instance: <why>"
+    headline: str = ""
+    scale: str = ""  # the scale of the verdict (the largest judged)
+    scales: dict[str, dict[str, Any]] = field(default_factory=dict)  # scale -> ScaleResult
 
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable(asdict(self))
@@ -58,39 +113,21 @@ class ClaimResult:
         return self.verdict
 
 
-def verdict(claim: Claim, summaries: Mapping[str, Mapping[str, Any]]) -> tuple[str, list[dict]]:
-    """Judge a claim on its run summaries: (verdict, per-check outcomes).
+def scale_words(scale: str, instance: str = "") -> str:
+    """``"quick size"``, ``"medium size"``, ``"paper size"`` (the full scale on the paper's
+    setting) or ``"full size"``."""
+    if scale == "full":
+        return "paper size" if instance.startswith(PAPER_SETTING) else "full size"
+    return f"{scale} size"
 
-    A summary marked ``{"failed": True}`` makes the verdict ``"failed"``, whatever the checks say.
-    """
-    for alias in claim.runs:
-        s = summaries.get(alias)
-        if s is None or s.get("failed"):
-            why = (s or {}).get("error", "no summary")
-            what = f"run {alias!r} failed"
-            return FAILED, [
-                {
-                    "name": f"run-{alias}",
-                    "description": what,
-                    "check": what,
-                    "value": None,
-                    "threshold": None,
-                    "passed": False,
-                    "detail": why,
-                }
-            ]
-    results = [chk.evaluate(summaries) for chk in claim.checks]
-    n_ok = sum(r["passed"] for r in results)
-    if results and n_ok == len(results):
-        return REPRODUCED, results
-    if n_ok:
-        return PARTIAL, results
-    return NOT_REPRODUCED, results
+
+# --- one scale --------------------------------------------------------------------------------
 
 
 def command_for(claim: Claim, mode: str, seeds: int | None = None) -> str:
     """The command that reruns ``claim`` as it was run (``--seeds`` when it was given)."""
-    return f"nclab reproduce '{claim.id}' --{mode}" + (f" --seeds {seeds}" if seeds else "")
+    flag = f"--scale {mode}" if mode == "medium" else f"--{mode}"
+    return f"nclab reproduce '{claim.id}' {flag}" + (f" --seeds {seeds}" if seeds else "")
 
 
 def _figures(run_dir: str) -> list[str]:
@@ -101,20 +138,97 @@ def _figures(run_dir: str) -> list[str]:
     return [str(f) for f in figs]
 
 
-def _read(summaries: Mapping[str, Any], path: str, ok: bool, std: bool = False) -> Any:
-    if not ok:
+def _read(summaries: Summaries, path: str, std: bool = False) -> Any:
+    try:
+        return lookup_std(summaries, path) if std else lookup(summaries, path)
+    except KeyError:
         return None
-    return lookup_std(summaries, path) if std else lookup(summaries, path)
 
 
-def judge(
+def judge_scale(
     claim: Claim,
+    scale: str,
     summaries: dict[str, dict[str, Any]],
     runs: dict[str, str],
-    mode: str,
+    source: str,
+    provenance: dict[str, dict[str, Any]] | None = None,
     seeds: int | None = None,
-) -> ClaimResult:
+) -> ScaleResult:
+    """The claim judged at ``scale`` on these run summaries (see the module docstring)."""
     v, checks = verdict(claim, summaries)
+    ok = all(not s.get("failed") for s in summaries.values())
+    n = max((len(s.get("seeds") or [0]) for s in summaries.values()), default=0)
+    res = ScaleResult(
+        scale,
+        v,
+        reason(v, checks),
+        seeds=n,
+        instance=claim.instance(scale),
+        source=source,
+        checks=checks,
+        runs=runs,
+        provenance=provenance or {},
+        command=command_for(claim, scale, seeds),
+    )
+    if ok:
+        res.theory = {label: _read(summaries, p) for label, p in claim.theory.items()}
+        res.measured = {
+            label: {"mean": _read(summaries, p), "std": _read(summaries, p, std=True)}
+            for label, p in claim.measured.items()
+        }
+    if source == "this run":
+        for d in runs.values():
+            res.figures.extend(_figures(d))
+    return res
+
+
+def not_run_scale(claim: Claim, scale: str, why: str, seeds: int | None = None) -> ScaleResult:
+    """A scale without evidence: ``why`` (no preset, needs a GPU, not in the ledger)."""
+    res = ScaleResult(scale, NOT_RUN, why, instance=claim.instance(scale))
+    gpu = " (on a machine with a GPU)" if why == NEEDS_GPU else ""
+    res.command = command_for(claim, scale, seeds) + gpu
+    return res
+
+
+def _cost(claim: Claim, scale: str) -> str:
+    """About how long a claim's runs take at ``scale`` (the claim's own estimate)."""
+    if scale == "quick":
+        return f"about {fmt_secs(claim.quick_seconds)}"
+    where = "on a GPU" if claim.needs_gpu(scale) else "on CPU"
+    return f"about {fmt_secs(claim.full_seconds)} a run {where}"
+
+
+# --- the claim: every scale and the headline ----------------------------------------------------
+
+
+def headline(claim: Claim, scales: Mapping[str, ScaleResult]) -> tuple[str, str, str]:
+    """(verdict, scale, headline text) from every scale's result (module docstring)."""
+    order = [s for s in SCALES if s in scales]
+    judged = [s for s in order if scales[s].verdict != NOT_RUN]
+    if not judged:
+        why = [scales[s].reason for s in order]
+        reason = NEEDS_GPU if NEEDS_GPU in why else next((w for w in why if w), "no run")
+        v = reason if reason == NEEDS_GPU else f"{NOT_RUN}: {reason}"
+        return v, "", v
+    top = judged[-1]
+    parts = [scales[top].words()]
+    parts += [scales[s].words() for s in reversed(judged[:-1])]
+    for s in order[order.index(top) + 1 :]:
+        r = scales[s]
+        cost = _cost(claim, s) if r.reason != NEEDS_GPU else "needs a GPU"
+        parts.append(f"{NOT_RUN} at {scale_words(s, r.instance)} ({cost})")
+    return scales[top].verdict, top, "; ".join(parts)
+
+
+def claim_result(claim: Claim, scales: Mapping[str, ScaleResult]) -> ClaimResult:
+    """The claim's result: the headline, the largest judged scale's fields at the top level."""
+    v, top, text = headline(claim, scales)
+    if top:
+        r = scales[top]
+    else:  # nothing judged: the scale it needs a GPU for, else the first with a preset
+        gpu = [x for x in scales.values() if x.reason == NEEDS_GPU]
+        ran = [x for x in scales.values() if not x.reason.startswith("no ")]
+        r = (gpu or ran or list(scales.values()) or [None])[0]
     res = ClaimResult(
         claim.id,
         claim.paper,
@@ -122,45 +236,15 @@ def judge(
         claim.claim,
         v,
         paper_values=dict(claim.paper_values),
-        checks=checks,
-        runs=runs,
         note=claim.note,
-        command=command_for(claim, mode, seeds),
-        instance=claim.instance(mode),
+        headline=text,
+        scale=top,
+        scales={s: to_jsonable(asdict(x)) for s, x in scales.items()},
     )
-    ok = all(not s.get("failed") for s in summaries.values())
-    for label, path in claim.theory.items():
-        try:
-            res.theory[label] = _read(summaries, path, ok)
-        except KeyError:
-            res.theory[label] = None
-    for label, path in claim.measured.items():
-        try:
-            res.measured[label] = {
-                "mean": _read(summaries, path, ok),
-                "std": _read(summaries, path, ok, std=True),
-            }
-        except KeyError:
-            res.measured[label] = {"mean": None, "std": None}
-    for d in runs.values():
-        res.figures.extend(_figures(d))
+    if r is not None:
+        res.theory, res.measured, res.checks = r.theory, r.measured, r.checks
+        res.runs, res.figures, res.command, res.instance = r.runs, r.figures, r.command, r.instance
     return res
-
-
-def not_run_result(claim: Claim, why: str, mode: str, seeds: int | None = None) -> ClaimResult:
-    full = why == NEEDS_GPU
-    cmd = command_for(claim, "full" if full else mode, seeds)
-    return ClaimResult(
-        claim.id,
-        claim.paper,
-        claim.where,
-        claim.claim,
-        why,
-        paper_values=dict(claim.paper_values),
-        note=claim.note,
-        command=cmd + (" (on a machine with a GPU)" if full else ""),
-        instance=claim.instance("full" if full else mode),
-    )
 
 
 def read_summaries(jobs: Mapping[str, Mapping[str, Any]]) -> tuple[dict, dict[str, str]]:
@@ -188,24 +272,70 @@ def read_summaries(jobs: Mapping[str, Mapping[str, Any]]) -> tuple[dict, dict[st
     return summaries, runs
 
 
+def from_ledger(claim: Claim, scale: str, ledger: Ledger) -> ScaleResult | None:
+    """The claim judged at ``scale`` on the ledger's records (for each run the record with the
+    most seeds, then the newest), or None when a run has none."""
+    summaries, runs, prov = {}, {}, {}
+    for alias, spec in claim.runs.items():
+        found = ledger.find(spec.experiment, spec.preset(scale), spec.set)
+        if not found:
+            return None
+        rec = found[0]
+        summaries[alias], runs[alias] = dict(rec.summary), str(rec.path)
+        prov[alias] = {
+            k: rec.provenance.get(k) for k in ("commit", "dirty", "started", "device", "seconds")
+        }
+    return judge_scale(claim, scale, summaries, runs, "ledger", prov)
+
+
+def judge_claim(
+    claim: Claim,
+    ledger: Ledger | None,
+    ran: Mapping[str, Mapping[str, Any]] | None = None,
+    mode: str | None = None,
+    seeds: int | None = None,
+    not_run: str | None = None,
+) -> ClaimResult:
+    """The claim at every scale: ``mode`` from the runs just made (``ran``: alias -> job), the
+    others from the ledger."""
+    scales: dict[str, ScaleResult] = {}
+    for scale in SCALES:
+        if not claim.runnable(scale):
+            scales[scale] = not_run_scale(claim, scale, f"no {scale} preset", seeds)
+            continue
+        if scale == mode and ran:
+            summaries, runs = read_summaries(ran)
+            scales[scale] = judge_scale(claim, scale, summaries, runs, "this run", seeds=seeds)
+            continue
+        found = from_ledger(claim, scale, ledger) if ledger is not None else None
+        if found is not None:
+            scales[scale] = found
+        elif scale == mode and not_run:
+            scales[scale] = not_run_scale(claim, scale, not_run, seeds)
+        else:
+            why = NEEDS_GPU if claim.needs_gpu(scale) else "not in the ledger"
+            scales[scale] = not_run_scale(claim, scale, why, seeds)
+    return claim_result(claim, scales)
+
+
 def judge_dir(out: str | Path) -> list[ClaimResult]:
-    """Every claim's result, rebuilt from ``reproduce.json`` and the run summaries in ``out``."""
+    """Every claim's result, rebuilt from ``reproduce.json``, the run summaries in ``out`` and
+    the ledger it names."""
     out = Path(out)
     path = out / MANIFEST
     if not path.is_file():
         raise RunError(f"{out} has no {MANIFEST}: not a reproduce directory")
     manifest = json.loads(path.read_text())
-    mode = manifest["mode"]
+    mode = manifest.get("mode")
     seeds = manifest.get("seeds")
+    ledger = Ledger(manifest["ledger"]) if manifest.get("ledger") else None
     known = {c.id: c for c in registry.all_claims()}
     results = []
     for cid in manifest["claims"]:
         claim = known.get(cid)
         if claim is None:
             continue  # a claim that was removed from the registry since
-        if cid in manifest["not_run"]:
-            results.append(not_run_result(claim, manifest["not_run"][cid], mode, seeds))
-            continue
-        summaries, runs = read_summaries(manifest["jobs"][cid])
-        results.append(judge(claim, summaries, runs, mode, seeds))
+        jobs = manifest.get("jobs", {}).get(cid)
+        why = manifest.get("not_run", {}).get(cid)
+        results.append(judge_claim(claim, ledger, jobs, mode, seeds, why))
     return results

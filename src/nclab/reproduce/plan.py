@@ -41,7 +41,7 @@ def plan(
         by_claim[claim.id] = {}
         for alias, spec in claim.runs.items():
             preset = spec.preset(mode)
-            s = seeds or spec.seeds
+            s = seeds or spec.seeds_at(mode)
             overrides = dict(spec.set)
             job = Job.make(
                 spec.experiment,

@@ -30,8 +30,8 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..experiments.schema import check_path, summary_type
-from .checks import AnyCheck
-from .instance import instance_text
+from .checks import STATEMENT, AnyCheck
+from .instance import instance_text, paper_setting
 from .summaries import split
 
 CLAIM_MODULES = (
@@ -53,12 +53,21 @@ REPRODUCED, PARTIAL, NOT_REPRODUCED, FAILED, NEEDS_GPU = (
 )
 
 
+#: the scales a claim is judged at, smallest first: minutes on a CPU, about an hour on this 2-core
+#: machine, the paper's setting (CPU or GPU)
+SCALES = ("quick", "medium", "full")
+
+
 @dataclass(frozen=True)
 class RunSpec:
-    """One run a claim needs: an experiment with a quick and a full preset.
+    """One run a claim needs: an experiment and its preset at each scale (``quick``, ``medium``,
+    ``full``; None where the claim has no run at that scale).
 
-    ``set`` adds ``--set`` overrides common to both; ``full_needs_gpu`` marks full presets that are
-    GPU work (the quick preset always runs on a CPU); ``seeds`` is the default number of seeds.
+    ``set`` adds ``--set`` overrides common to every scale; ``full_needs_gpu`` marks full presets
+    that are GPU work (quick and medium presets run on a CPU). ``seeds`` is the number of seeds at
+    the quick and medium scales (at least 3 where the verdict depends on training); ``full_seeds``
+    at full scale (default: the paper's seed count, :attr:`PaperSetting.seeds
+    <nclab.experiments.protocol.PaperSetting.seeds>`, else ``seeds``).
     ``paper`` names the preset that runs the paper's setting for this run (a preset its experiment
     declares a :class:`~nclab.experiments.protocol.PaperSetting`; default: ``full`` when it is
     one); ``no_paper`` says why no preset runs it instead. The claim's instance text is computed
@@ -68,9 +77,11 @@ class RunSpec:
     experiment: str
     quick: str | None
     full: str
+    medium: str | None = None
     set: Mapping[str, Any] = field(default_factory=dict)
     full_needs_gpu: bool = False
-    seeds: int = 1
+    seeds: int = 3
+    full_seeds: int | None = None
     paper: str | None = None
     no_paper: str = ""
 
@@ -81,8 +92,20 @@ class RunSpec:
                 "why there is none (no_paper), not both"
             )
 
-    def preset(self, mode: str) -> str | None:
-        return self.quick if mode == "quick" else self.full
+    def preset(self, scale: str) -> str | None:
+        """The preset of ``scale`` (``quick``, ``medium`` or ``full``)."""
+        if scale not in SCALES:
+            raise ConfigError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
+        return {"quick": self.quick, "medium": self.medium, "full": self.full}[scale]
+
+    def seeds_at(self, scale: str) -> int:
+        """The number of seeds the claim runs at ``scale``."""
+        if scale != "full":
+            return self.seeds
+        if self.full_seeds is not None:
+            return self.full_seeds
+        paper = paper_setting(self)
+        return paper.seeds if paper is not None and paper.seeds else self.seeds
 
 
 @dataclass(frozen=True)
@@ -115,6 +138,11 @@ class Claim:
     check_paths: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not any(chk.kind == STATEMENT for chk in self.checks):
+            raise ConfigError(
+                f"claim {self.id!r} has no statement check: at least one check must test the "
+                "paper's statement (the others may be sanity checks on our code)"
+            )
         if self.check_paths:
             self.check_summary_paths()
 

@@ -1,8 +1,10 @@
-"""``nclab reproduce``: run the registered claims and judge them against the papers and the theory.
+"""``nclab reproduce``: run the registered claims and judge them at every scale the evidence covers.
 
 Finished runs under ``OUT/runs/`` are skipped, so re-running a reproduce is incremental.
-``OUT/reproduce.json`` records what was asked; :func:`~nclab.reproduce.judge.judge_dir` rebuilds
-every claim's result from it and the run summaries on disk (``nclab report OUT``).
+``OUT/reproduce.json`` records what was asked (and the ledger judged against);
+:func:`~nclab.reproduce.judge.judge_dir` rebuilds every claim's result from it, the run summaries
+and the ledger (``nclab report OUT``). ``record=True`` adds the finished runs to the ledger;
+:func:`from_ledger` judges every claim on the ledger alone, without running anything.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+import torch
+
+from ..evidence import Ledger, default_root
 from ..report.claims_report import write_reports
-from ..runs import dumps
+from ..runs import RunDir, dumps
 from . import registry
 from .backends import execute
 from .judge import MANIFEST, ClaimResult, judge_dir
@@ -29,25 +34,21 @@ def reproduce(
     workers: int | None = None,
     address: str | None = None,
     progress: bool = True,
+    ledger: str | Path | None = None,
+    record: bool = False,
+    allow_dirty: bool = False,
 ) -> list[ClaimResult]:
-    """Run the claims matching ``patterns`` (all when empty) and write the reports into ``out``."""
-    import torch
-
+    """Run the ``mode`` runs of the claims matching ``patterns`` (all when empty), judge every
+    scale (``mode`` on these runs, the others on the ``ledger``'s records; None: no ledger) and
+    write the reports into ``out``. ``record`` adds the finished runs to the ledger first."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    if record and ledger is None:
+        ledger = default_root()
     claims = registry.select(patterns)
     gpu = torch.cuda.is_available()
     jobs, by_claim, not_run = plan(claims, mode, out, seeds, gpu)
-    manifest = {
-        "mode": mode,
-        "seeds": seeds,
-        "claims": [c.id for c in claims],
-        "gpu": gpu,
-        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "jobs": {cid: {a: asdict(j) for a, j in aj.items()} for cid, aj in by_claim.items()},
-        "not_run": not_run,
-    }
-    (out / MANIFEST).write_text(dumps(manifest, indent=2))
+    _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run)
     t0 = time.perf_counter()
     execute(
         jobs,
@@ -57,8 +58,40 @@ def reproduce(
         progress=progress,
         description="reproduce",
     )
+    if record:
+        book = Ledger(ledger)
+        for job in jobs:
+            if RunDir(job.run_dir).finished:
+                book.add(job.run_dir, allow_dirty=allow_dirty)
     results = judge_dir(out)
-    write_reports(
-        out, results, {"mode": mode, "backend": backend, "seconds": time.perf_counter() - t0}
-    )
+    meta = {"mode": mode, "backend": backend, "seconds": time.perf_counter() - t0}
+    write_reports(out, results, meta)
     return results
+
+
+def from_ledger(
+    patterns: Sequence[str] = (), out: str | Path = "runs/reproduce-ledger", ledger=None
+) -> list[ClaimResult]:
+    """Judge every claim matching ``patterns`` at every scale on the ledger alone (no training:
+    seconds), and write the reports into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    claims = registry.select(patterns)
+    _write_manifest(out, None, None, claims, Ledger(ledger).root, False, {}, {})
+    results = judge_dir(out)
+    write_reports(out, results, {"mode": "ledger"})
+    return results
+
+
+def _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run) -> None:
+    manifest = {
+        "mode": mode,
+        "seeds": seeds,
+        "claims": [c.id for c in claims],
+        "gpu": gpu,
+        "ledger": str(Ledger(ledger).root) if ledger is not None else None,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "jobs": {cid: {a: asdict(j) for a, j in aj.items()} for cid, aj in by_claim.items()},
+        "not_run": not_run,
+    }
+    (out / MANIFEST).write_text(dumps(manifest, indent=2))

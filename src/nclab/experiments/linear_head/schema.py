@@ -133,6 +133,7 @@ class Derived(Record):
     eos_ratio_start: Num
     sharpness_late: Num
     # Theorem 3.1's certificate (:func:`.summary.thm31_derived`)
+    thm31_bounds_given: Num = None  # written since summaries are judged per scale
     thm31_bounds_holding: Num
     thm31_nc1_bound_over_measured: Num
     thm31_kappa_wl_bound_over_measured: Num

@@ -89,8 +89,9 @@ def derived(summary: dict[str, Any], history: list[dict[str, Any]]) -> dict[str,
 
 
 def thm31_derived(cert: dict[str, Any]) -> dict[str, float | None]:
-    """Theorem 3.1's certificate in scalars: ``thm31_bounds_holding``, how many of its four bounds
-    (NC1 (2), kappa(W_L) (3), NC2 (4), NC3 (5), in the theorem's chain) apply and hold (0..4);
+    """Theorem 3.1's certificate in scalars: ``thm31_bounds_given``, how many of its four bounds
+    (NC1 (2), kappa(W_L) (3), NC2 (4), NC3 (5), in the theorem's chain) the trained network's
+    hypotheses give (0..4), ``thm31_bounds_holding``, how many apply and hold (0..4);
     their tightness ``thm31_<m>_bound_over_measured`` (upper bounds: >= 1, 1 = tight) and
     ``thm31_nc3_measured_minus_bound`` (>= 0), None where a bound is not given.
 
@@ -99,13 +100,16 @@ def thm31_derived(cert: dict[str, Any]) -> dict[str, float | None]:
     ...                    "measured": {"nc1_trace": 0.1, "kappa_wl": 1.0}})
     >>> d["thm31_bounds_holding"], d["thm31_kappa_wl_bound_over_measured"], d["thm31_nc2_bound_over_measured"]
     (2.0, 1.2, None)
+    >>> d["thm31_bounds_given"]
+    2.0
     """
     holds = cert.get("holds", {}) if cert.get("applies") else {}
     b, m = cert.get("bounds", {}), cert.get("measured", {})
+    names = ("nc1", "kappa_wl", "nc2", "nc3")
+    given = [k for k in names if cert.get("applies") and _finite(b.get(k))]
     out: dict[str, float | None] = {
-        "thm31_bounds_holding": float(
-            sum(bool(holds.get(k)) for k in ("nc1", "kappa_wl", "nc2", "nc3"))
-        )
+        "thm31_bounds_given": float(len(given)),
+        "thm31_bounds_holding": float(sum(bool(holds.get(k)) for k in names)),
     }
     for name, key in (("nc1", "nc1_trace"), ("kappa_wl", "kappa_wl"), ("nc2", "nc2_kappa")):
         ok = b.get(name) is not None and m.get(key)
@@ -113,6 +117,10 @@ def thm31_derived(cert: dict[str, Any]) -> dict[str, float | None]:
     ok = b.get("nc3") is not None and m.get("nc3_cos") is not None
     out["thm31_nc3_measured_minus_bound"] = m["nc3_cos"] - b["nc3"] if ok else None
     return out
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, int | float) and math.isfinite(v)
 
 
 def aggregate(group: list[tuple[dict, dict, list]]) -> dict[str, Any]:

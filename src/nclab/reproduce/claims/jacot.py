@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..checks import Check, Equals, Ratio, interpolates
+from ..checks import Check, Equals, Ratio, interpolates, sanity
 from ..registry import Claim, RunSpec
 
 PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
@@ -103,11 +103,13 @@ CLAIMS = [
                 0.6,
                 name="gram-approaches-identity",
             ),
-            Equals(
-                "Theorem 3.1's NC1 bound applies to the trained network and holds",
-                ("certificate.applies", "certificate.holds.nc1"),
-                True,
-                name="nc1-bound-holds",
+            sanity(
+                Equals(
+                    "Theorem 3.1's NC1 bound applies to the trained network and holds",
+                    ("certificate.applies", "certificate.holds.nc1"),
+                    True,
+                    name="nc1-bound-holds",
+                )
             ),
         ],
         quick_seconds=45.0,
@@ -281,12 +283,14 @@ CLAIMS = [
             "decay of ||D_l||_op": "exponential, exponent set by lambda (phase 2 of Thm 4.4)",
         },
         checks=[
-            Check(
-                "every linear pair's per-step log-decay is (1 - eta lambda)^2's within 1 %",
-                "derived.imbalance_rate_error_linear",
-                "<=",
-                0.01,
-                name="rate-matches",
+            sanity(
+                Check(
+                    "every linear pair's per-step log-decay is (1 - eta lambda)^2's within 1 %",
+                    "derived.imbalance_rate_error_linear",
+                    "<=",
+                    0.01,
+                    name="rate-matches",
+                )
             ),
             Check(
                 "the linear pairs end more than 10x more balanced than at the first record",

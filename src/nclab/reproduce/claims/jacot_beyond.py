@@ -7,7 +7,7 @@ and the edge of stability (§5.2). The runs are linear-head presets with ``condi
 
 from __future__ import annotations
 
-from ..checks import Check, Ratio
+from ..checks import Check, Ratio, sanity
 from ..registry import Claim, RunSpec
 from .jacot import PAPER
 
@@ -52,12 +52,14 @@ CLAIMS = [
             "kappa of the head": "bounded at the minimiser; kappa(W_L) -> 1 as L2 grows (§5.1)",
         },
         checks=[
-            Check(
-                "Prop. 5.1: the measured kappa(W_(L:L1+1)) is within the bound (17)",
-                "derived.cond_prop51_log10_ratio",
-                "<=",
-                0.0,
-                name="prop51-holds",
+            sanity(
+                Check(
+                    "Prop. 5.1: the measured kappa(W_(L:L1+1)) is within the bound (17)",
+                    "derived.cond_prop51_log10_ratio",
+                    "<=",
+                    0.0,
+                    name="prop51-holds",
+                )
             ),
             Check(
                 "Thm 5.2 applies: lambda <= eps1^2 / (K L2 + c) with eps1 < s_K(Y), c from an "
@@ -67,19 +69,23 @@ CLAIMS = [
                 1.0,
                 name="thm52-applies",
             ),
-            Check(
-                "Thm 5.2: the measured kappa(W_(L:L1+1)) is within the bound (18)",
-                "derived.cond_thm52_log10_ratio",
-                "<=",
-                0.0,
-                name="thm52-product-holds",
+            sanity(
+                Check(
+                    "Thm 5.2: the measured kappa(W_(L:L1+1)) is within the bound (18)",
+                    "derived.cond_thm52_log10_ratio",
+                    "<=",
+                    0.0,
+                    name="thm52-product-holds",
+                )
             ),
-            Check(
-                "Thm 5.2: the measured kappa(W_L) is within (18) with exponent 1/L2",
-                "derived.cond_thm52_log10_ratio_wl",
-                "<=",
-                0.0,
-                name="thm52-wl-holds",
+            sanity(
+                Check(
+                    "Thm 5.2: the measured kappa(W_L) is within (18) with exponent 1/L2",
+                    "derived.cond_thm52_log10_ratio_wl",
+                    "<=",
+                    0.0,
+                    name="thm52-wl-holds",
+                )
             ),
             Check(
                 "the trained network interpolates as a global minimiser must (eps1 within the "
@@ -130,27 +136,33 @@ CLAIMS = [
         theory={"bound (20) on ||Theta||_op": "derived.ntk_lower_bound"},
         paper_values={"||Theta||_op": ">= (s_K(Y) - eps1)^2 L2 / (K^2 r^2)"},
         checks=[
-            Check(
-                "(20): the measured ||Theta||_op is at least the lower bound",
-                "derived.ntk_over_lower_bound",
-                ">=",
-                1.0,
-                name="ntk-lower-bound-holds",
+            sanity(
+                Check(
+                    "(20): the measured ||Theta||_op is at least the lower bound",
+                    "derived.ntk_over_lower_bound",
+                    ">=",
+                    1.0,
+                    name="ntk-lower-bound-holds",
+                )
             ),
-            Check(
-                "the proof's sharper step: the head's NTK >= (s_K - eps1)^2 / (K^2 r^2) "
-                "sum_l kappa(W_(L:l))^2",
-                "derived.ntk_head_over_sum_bound",
-                ">=",
-                1.0,
-                name="head-ntk-sum-bound-holds",
+            sanity(
+                Check(
+                    "the proof's sharper step: the head's NTK >= (s_K - eps1)^2 / (K^2 r^2) "
+                    "sum_l kappa(W_(L:l))^2",
+                    "derived.ntk_head_over_sum_bound",
+                    ">=",
+                    1.0,
+                    name="head-ntk-sum-bound-holds",
+                )
             ),
-            Check(
-                "for every M, the best kappa(W_(L:l)), l <= L1 + M, is within the bound",
-                "derived.ntk_kappa_over_bound_max",
-                "<=",
-                1.0,
-                name="kappa-bound-holds",
+            sanity(
+                Check(
+                    "for every M, the best kappa(W_(L:l)), l <= L1 + M, is within the bound",
+                    "derived.ntk_kappa_over_bound_max",
+                    "<=",
+                    1.0,
+                    name="kappa-bound-holds",
+                )
             ),
             Check(
                 "(19): the top Hessian eigenvalue of the paper's loss is ||Theta||_op within 5 %",
@@ -274,11 +286,21 @@ CLAIMS = [
         paper_values={"NC1-NC3": "bounded by (2)-(5) under the theorem's hypotheses"},
         checks=[
             Check(
-                "all four bounds of Theorem 3.1 (NC1, kappa(W_L), NC2, NC3) apply and hold",
-                "derived.thm31_bounds_holding",
+                "the trained network meets Theorem 3.1's hypotheses: its four bounds (NC1, "
+                "kappa(W_L), NC2, NC3) are all given",
+                "derived.thm31_bounds_given",
                 ">=",
                 4.0,
-                name="all-bounds-hold",
+                name="all-bounds-given",
+            ),
+            sanity(  # a theorem: a given bound that fails is a bug in the certificate
+                Check(
+                    "every bound of Theorem 3.1 that is given holds",
+                    "derived.thm31_bounds_holding",
+                    ">=",
+                    ref="derived.thm31_bounds_given",
+                    name="given-bounds-hold",
+                )
             ),
         ],
         quick_seconds=20.0,
