@@ -179,6 +179,14 @@ def test_with_the_trainer_the_metrics_reach_every_reporter(tmp_path):
         "eval_collapse/bert.encoder/nc2_etf",
     ]
     assert sum("eval_collapse/bert.encoder/nc1" in e for e in trainer.state.log_history) == 1
+    # trainer= given first, the callback added after: it goes first when training begins
+    seen = _Seen()
+    trainer = _trainer(_bert(), data, seen, tmp_path, epochs=1)
+    cb = CollapseCallback("bert.encoder", num_classes=3, reduce="cls", trainer=trainer)
+    trainer.add_callback(cb)
+    trainer.train()
+    assert [e["epoch"] for e in seen.logs if "eval_collapse/bert.encoder/nc1" in e] == [1.0]
+    assert len(cb.history) == 1
 
 
 def test_labels_taken_out_of_the_batch_mean_an_extra_pass_said_once(tmp_path):

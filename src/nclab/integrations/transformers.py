@@ -180,16 +180,21 @@ class CollapseCallback(hf.TrainerCallback):
 
     @trainer.setter
     def trainer(self, trainer: Any) -> None:
-        """Knowing the trainer, go first among its callbacks: the reporters' ``on_log`` then sees
-        the collapse keys in the evaluation's entry."""
         self._trainer = trainer
-        callbacks = getattr(getattr(trainer, "callback_handler", None), "callbacks", None)
-        if callbacks is not None and self in callbacks:
+        self._go_first()
+
+    def _go_first(self) -> None:
+        """Knowing the trainer, go first among its callbacks: the reporters' ``on_log`` then sees
+        the collapse keys in the evaluation's entry. (Safe while the trainer calls its callbacks
+        in a loop: the ones after this one keep their places.)"""
+        callbacks = getattr(getattr(self._trainer, "callback_handler", None), "callbacks", None)
+        if callbacks is not None and self in callbacks and callbacks[0] is not self:
             callbacks.remove(self)
             callbacks.insert(0, self)
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
         """Check the layers against the model and hook them for the evaluations to come."""
+        self._go_first()  # CollapseCallback(trainer=trainer) added with add_callback afterwards
         if model is not None:
             self.measure.probe(model)
             if self.in_loop:
