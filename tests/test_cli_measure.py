@@ -1,6 +1,7 @@
 """`nclab measure` and the CLI basics: JSON output, one-line errors with exit code 2."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -147,7 +148,7 @@ def test_integer_features_are_measured_as_float64():
 def test_unreadable_and_unknown_files(tmp_path, capsys):
     (tmp_path / "x.npz").write_text("garbage")
     code, _, err = run_cli(["measure", str(tmp_path / "x.npz")], capsys)
-    assert code == 2 and "cannot read" in err
+    assert code == 2 and "x.npz is not a .npz file" in err and "text file" in err
     (tmp_path / "x.csv").write_text("1,2")
     code, _, err = run_cli(["measure", str(tmp_path / "x.csv")], capsys)
     assert code == 2 and "unsupported file type" in err
@@ -169,3 +170,83 @@ def test_console_script_exit_code(tmp_path):
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("nclab: error: file not found")
+
+
+# --- issue 27: no traceback after the work, errors in the user's words ----------------------------
+def _npz(tmp_path, name="f.npz", **extra):
+    x, y, w, b = make()
+    np.savez(tmp_path / name, features=x, labels=y, **extra)
+    return tmp_path / name
+
+
+def test_save_stats_path_is_checked_before_measuring(tmp_path, capsys, monkeypatch):
+    f = _npz(tmp_path)
+    for target, match in [
+        (tmp_path / "missing" / "s.pt", "the folder .*missing does not exist"),
+        (tmp_path, "is a folder: give a file name"),
+    ]:
+        code, out, err = run_cli(["measure", str(f), "--save-stats", str(target)], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert err.startswith("nclab: error: --save-stats") and re.search(match, err)
+    monkeypatch.setattr("nclab.measure.sharded._writable", lambda p: False)  # as root, anywhere
+    code, out, err = run_cli(["measure", str(f), "--save-stats", str(tmp_path / "s.pt")], capsys)
+    assert code == 2 and out == "" and "not writable" in err and err.count("\n") == 1
+
+
+def test_a_save_that_fails_comes_after_the_metrics(tmp_path, capsys, monkeypatch):
+    f = _npz(tmp_path)
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch, "save", full_disk)
+    args = ["measure", str(f), "--json", "--save-stats", str(tmp_path / "s.pt")]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and json.loads(out)["metrics"]["nc1"] > 0  # printed before the save
+    assert (
+        err
+        == f"nclab: error: cannot write the statistics to {tmp_path / 's.pt'}: No space left on device\n"
+    )
+    assert not list(tmp_path.glob("*s.pt*"))  # no partial file
+
+
+def test_bad_files_in_the_users_words(tmp_path, capsys):
+    (tmp_path / "text.npz").write_text("a,b\n1,2\n")
+    torch.save(torch.ones(3), tmp_path / "tensor.pt")
+    np.save(tmp_path / "array.npy", np.ones(3))
+    (tmp_path / "array.npy").rename(tmp_path / "array.npz")
+    cases = [
+        (["measure", str(tmp_path / "text.npz")], "is not a .npz file (numpy.savez writes a zip"),
+        (["measure", str(tmp_path / "array.npz")], "a single .npy array"),
+        (["measure", "--stats", str(tmp_path / "text.npz")], "is not a statistics file"),
+        (["measure", "--stats", str(tmp_path / "tensor.pt")], "a torch file holding a Tensor"),
+        (["measure", "--stats", str(_npz(tmp_path))], "a .npz archive of arrays"),
+        (["measure", str(_npz(tmp_path)), "--memory-gb", "-1"], "positive number of GB"),
+        (["measure", str(_npz(tmp_path)), "--memory-gb", "1e-9"], "at least 0.001"),
+    ]
+    for args, match in cases:
+        code, out, err = run_cli(args, capsys)
+        assert code == 2 and err.count("\n") == 1 and match in err, (args, err)
+        for internal in (
+            "allow_pickle",
+            "inline_container",
+            "enforce fail",
+            "1073741824",
+            "Weights",
+        ):
+            assert internal not in err, (args, err)
+
+
+def test_skipped_reasons_in_the_command_lines_terms(tmp_path, capsys):
+    code, out, _ = run_cli(["measure", str(_npz(tmp_path)), "--json"], capsys)
+    why = json.loads(out)["skipped"]["nc3"]
+    assert code == 0 and "add `weights` (K x D) and `bias` (K) arrays" in why
+    assert "set_classifier" not in why and "weights=" not in why
+
+
+def test_workers_on_a_small_dump_run_in_this_process_and_say_so(tmp_path, capsys):
+    for i in range(2):
+        _npz(tmp_path, f"s{i}.npz")
+    code, out, err = run_cli(["measure", str(tmp_path), "--workers", "2", "--json"], capsys)
+    assert code == 0 and json.loads(out)["workers"] == 1
+    assert "--workers 2: the dump is small" in err and "in this process" in err

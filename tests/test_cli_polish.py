@@ -107,6 +107,8 @@ TORCH_FREE = [
     ["theory", "ufm-mse", "--help"],
     ["reproduce", "--list"],
     ["run", "--list"],
+    ["--version"],
+    ["version"],
 ]
 
 
@@ -152,3 +154,41 @@ def test_bootstrap_installs_numpy_with_torch():
     script = (Path(__file__).resolve().parents[1] / "scripts" / "bootstrap.sh").read_text()
     install = [li for li in script.splitlines() if "pip install" in li and '"torch==' in li]
     assert install and all("numpy" in li for li in install)
+
+
+# --- issue 27 -------------------------------------------------------------------------------------
+def test_version_as_an_option_and_a_verb(capsys):
+    """``nclab --version`` was "No such option"; both now print the versions (without importing
+    torch: see test_help_and_list_verbs_import_no_torch)."""
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0 and out.startswith("nclab ") and "torch " in out
+    code, verb, _ = run(["version"], capsys)
+    assert code == 0 and verb == out
+    code, js, _ = run(["version", "--json"], capsys)
+    assert json.loads(js)["torch"] == out.split("torch ")[1].split()[0]
+
+
+def test_theory_list_has_no_latex(capsys):
+    _, out, _ = run(["theory", "--list"], capsys)
+    assert "\\" not in out, [li for li in out.splitlines() if "\\" in li]
+    assert "κ(W_L)" in out and "‖Θ‖_op" in out
+
+
+def test_sweep_help_shows_its_text(capsys):
+    _, out, _ = run(["sweep", "--help"], capsys)
+    text = " ".join(out.replace("│", " ").split())
+    assert "experiment, preset, [set] and [axes] tables" in text
+
+
+@pytest.mark.parametrize(
+    "args, suggestion",
+    [
+        (["theory", "ufmm-mse"], "did you mean 'ufm-mse'"),
+        (["run", "ufm", "--preset", "tb-fig2-bia"], "did you mean 'tb-fig2-bias'"),
+        (["run", "ufmm"], "did you mean 'ufm'"),
+        (["run", "ufm", "--preset", "tb-fig2-bias", "--set", "train.lrr=0.1"], "did you mean 'lr'"),
+    ],
+)
+def test_unknown_names_get_the_close_ones(args, suggestion, capsys):
+    code, _, err = run(args, capsys)
+    assert code == 2 and suggestion in err and err.count("\n") == 1

@@ -1,7 +1,8 @@
 """The integrations under 2 gloo processes (one spawn for all checks): CollapseMetric's sync, and the
-callbacks' measurement over loaders that pad their shards (a DistributedSampler, an accelerate-
-prepared loader) equal one process over the whole data set; the per-rank sample counts say no
-sample was counted twice."""
+callbacks' measurements over loaders that pad their shards (a DistributedSampler, an accelerate-
+prepared loader), on a loader of their own and in the framework's loop (a session fed by the
+loop's forward passes, the padding left out by ``real_rows``), equal one process over the whole
+data set; the per-rank sample counts say no sample was counted twice."""
 
 import importlib.util
 import os
@@ -14,7 +15,8 @@ import torch.multiprocessing as mp
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-from nclab.integrations._common import Measurement
+from nclab.integrations import real_rows
+from nclab.integrations._measure import Measurement
 from nclab.integrations.torchmetrics import CollapseMetric
 
 HAS_ACCELERATE = importlib.util.find_spec("accelerate") is not None
@@ -37,6 +39,21 @@ def _measure(model, loader):
     return values, result.stats["1"].num_samples
 
 
+def _in_loop(model, loader, budget="2GB"):
+    """What the callbacks do in the validation loop: the loop's own forward passes feed a session;
+    ``budget``: a small one takes the one-pass route on one rank only."""
+    m = Measurement(["1", "2:input"], 3, "collapse", None, True, None, {"classifier": "2"}, budget)
+    session = m.session(model)
+    session.attach()
+    with torch.no_grad():
+        for batch in loader:
+            model(batch[0])
+            session.add(batch)
+    result = session.finish(rows=real_rows(loader))
+    session.detach()
+    return m.values(result), result.stats["1"].num_samples
+
+
 def _metric(ds, rank):
     x, y = ds.tensors
     lo, hi = (0, 25) if rank == 0 else (25, N)  # unequal shards
@@ -54,6 +71,9 @@ def _worker(rank: int, world: int, port: int, out_dir: str, accelerate: bool) ->
         out = {"metric": _metric(ds, rank)}
         padded = DataLoader(ds, batch_size=8, sampler=DistributedSampler(ds, shuffle=True))
         out["sampler"] = _measure(model, padded)
+        out["sampler_loop"] = _in_loop(model, padded)
+        # rank 0's features outgrow the cache: both ranks take the one-pass route together
+        out["degraded_loop"] = _in_loop(model, padded, 1200 if rank == 0 else "2GB")
         if accelerate:
             from accelerate.data_loader import prepare_data_loader
 
@@ -65,6 +85,7 @@ def _worker(rank: int, world: int, port: int, out_dir: str, accelerate: bool) ->
             )
             out["accelerate_batches"] = sum(len(b[1]) for b in prepared)  # padded: 64
             out["accelerate"] = _measure(model, prepared)
+            out["accelerate_loop"] = _in_loop(model, prepared)
         torch.save(out, os.path.join(out_dir, f"rank{rank}.pt"))
     finally:
         dist.destroy_process_group()
@@ -86,7 +107,8 @@ def test_two_gloo_processes_equal_one(tmp_path):
     expected_metric = one.compute()
     expected, n = _measure(model, DataLoader(ds, batch_size=8))
     assert n == N
-    loaders = ["sampler", "accelerate"] if HAS_ACCELERATE else ["sampler"]
+    loaders = ["sampler", "sampler_loop"]
+    loaders += ["accelerate", "accelerate_loop"] if HAS_ACCELERATE else []
     local_ns = []
     for rank in range(2):
         r = torch.load(tmp_path / f"rank{rank}.pt")
@@ -104,3 +126,10 @@ def test_two_gloo_processes_equal_one(tmp_path):
             for key, value in expected.items():
                 assert values[key] == pytest.approx(value, rel=1e-12, abs=1e-12), (name, key)
     assert local_ns == [25, N - 25]  # compute() synced, then gave each rank its own state back
+    one_pass = Measurement(["1", "2:input"], 3, "collapse", None, False, None, {"classifier": "2"})
+    _, expected_one_pass = one_pass(model, DataLoader(ds, batch_size=8), None)
+    for rank in range(2):
+        values, count = torch.load(tmp_path / f"rank{rank}.pt")["degraded_loop"]
+        assert count == N and set(values) == set(expected_one_pass)
+        for key, value in expected_one_pass.items():
+            assert values[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key

@@ -1,12 +1,16 @@
-"""nclab.integrations.lightning.CollapseCallback with the real Lightning: per-epoch logging, the
-model's modes untouched, early errors, and DDP (2 gloo processes) equal to one process."""
+"""nclab.integrations.lightning.CollapseCallback with the real Lightning: measured in the validation
+loop (no forward pass of its own, logged beside val_loss, usable by EarlyStopping and
+ModelCheckpoint, the probe's numbers), on a loader of its own, early errors, and DDP (2 gloo
+processes) equal to one process."""
 
 import importlib
 import sys
+import warnings
 
 import lightning as L
 import pytest
 import torch
+from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
 from lightning.pytorch.loggers import Logger
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -26,8 +30,10 @@ class Net(L.LightningModule):
         self.frozen = nn.Dropout(0.5)  # kept in eval mode by the user: must stay so
         self.fc = nn.Linear(16, 3)
         self.modes_seen: list[tuple[bool, bool, bool]] = []
+        self.forwards = 0
 
     def forward(self, x):
+        self.forwards += 1
         return self.fc(self.frozen(self.body(x)))
 
     def training_step(self, batch, i):
@@ -88,30 +94,147 @@ def _fit(callback, seed=0, **kw):
     return model, trainer
 
 
-def test_fit_logs_collapse_every_epoch_through_the_logger():
+def _probe_reference(model, loader=None, **kw):
+    loader = loader or DataLoader(_dataset(), batch_size=16)
+    return CollapseProbe(model, LAYERS, 3, classifier="fc").run(loader, progress=False, **kw)
+
+
+def _largest_gap(values: dict, ref) -> float:
+    """The largest relative difference between logged values and the probe's (every key)."""
+    gaps = []
+    for layer, metrics in ref.to_dict().items():
+        for key, value in metrics.items():
+            got = values[f"collapse/{layer}/{key}"]
+            gaps.append(abs(got - value) / max(abs(value), 1e-300))
+    return max(gaps)
+
+
+def test_fit_logs_collapse_in_the_validation_loop_beside_val_loss():
     logger = Memory()
-    cb = CollapseCallback(LAYERS, num_classes=3, classifier="fc")  # default: the val loader
+    cb = CollapseCallback(LAYERS, num_classes=3, classifier="fc")  # default: the val loop
     model, trainer = _fit(cb, logger=logger)
     assert [h["epoch"] for h in cb.history] == [0, 1]
-    logged = [m for _, m in logger.rows if "collapse/fc:input/nc1" in m]
-    assert [m["epoch"] for m in logged] == [0, 1]
+    # logged with the validation metrics: the same row as val_loss, at the logger's step
+    val_rows = [(step, m) for step, m in logger.rows if "val_loss" in m]
+    assert len(val_rows) == 2
+    for (step, row), h in zip(val_rows, cb.history, strict=True):
+        assert "collapse/fc:input/nc1" in row and step == h["step"]
+        assert row["collapse/fc:input/nc1"] == pytest.approx(h["collapse/fc:input/nc1"], rel=1e-6)
     assert {"collapse/body/nc1", "collapse/fc:input/nc3", "collapse/fc:input/nc4"} <= set(
-        logged[-1]
+        val_rows[-1][1]
     )
-    assert logged[0]["collapse/body/nc1"] != logged[1]["collapse/body/nc1"]  # it trained
-    # the last measurement is the probe's on the final model over the validation set
-    ref = CollapseProbe(model, LAYERS, 3, classifier="fc").run(
-        DataLoader(_dataset(), batch_size=16), progress=False
-    )
-    for layer, values in ref.to_dict().items():
-        for key, value in values.items():
-            got = cb.history[-1][f"collapse/{layer}/{key}"]
-            assert got == pytest.approx(value, rel=1e-9, abs=1e-12), (layer, key)
+    assert cb.history[0]["collapse/body/nc1"] != cb.history[1]["collapse/body/nc1"]  # it trained
+    # the last measurement is the probe's on the final model over the validation set, exactly
+    assert _largest_gap(cb.history[-1], _probe_reference(model)) < 1e-12
     assert float(trainer.callback_metrics["collapse/fc:input/nc1"]) == pytest.approx(
         cb.history[-1]["collapse/fc:input/nc1"], rel=1e-6
     )
-    # the probe ran in eval mode and gave every module its mode back: training saw no change
+    # the validation loop ran in eval mode; training saw its own modes
     assert set(model.modes_seen) == {(True, True, False)}
+
+
+def test_no_forward_pass_of_its_own():
+    """The callback adds no forward pass to a fit: the validation loop's are measured."""
+    ds = _dataset()
+    counts = []
+    for callbacks in ([], [CollapseCallback(LAYERS, num_classes=3, classifier="fc")]):
+        torch.manual_seed(0)
+        model = Net()
+        trainer = L.Trainer(
+            max_epochs=2,
+            callbacks=callbacks,
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            num_sanity_val_steps=2,  # the sanity check is not measured either
+        )
+        trainer.fit(model, DataLoader(ds, batch_size=16), DataLoader(ds, batch_size=16))
+        counts.append(model.forwards)
+    assert counts[0] == counts[1]
+    assert len(callbacks[0].history) == 2
+
+
+def test_early_stopping_and_checkpoints_monitor_a_collapse_metric(tmp_path):
+    key = "collapse/fc:input/nc1"
+    stop = EarlyStopping(monitor=key, mode="min", patience=0, check_on_train_epoch_end=False)
+    best = ModelCheckpoint(dirpath=tmp_path, monitor=key, mode="min")
+    cb = CollapseCallback("fc:input", num_classes=3, classifier="fc")
+    torch.manual_seed(0)
+    trainer = L.Trainer(
+        max_epochs=6,
+        callbacks=[stop, best, cb],  # the stopper before the callback: the values are there
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+    )
+    train = DataLoader(_dataset(), batch_size=16, shuffle=True)
+    trainer.fit(Net(lr=2.0), train, DataLoader(_dataset(), batch_size=16))
+    assert float(stop.best_score) == pytest.approx(min(h[key] for h in cb.history), rel=1e-6)
+    assert float(best.best_model_score) == pytest.approx(float(stop.best_score))
+    assert best.best_model_path
+
+
+def test_history_steps_are_the_loggers_steps():
+    """With gradient accumulation the logger's step is not trainer.global_step."""
+    logger = Memory()
+    cb = CollapseCallback("fc:input", num_classes=3, classifier="fc")
+    _fit(cb, logger=logger, accumulate_grad_batches=2)
+    steps = [step for step, m in logger.rows if "collapse/fc:input/nc1" in m]
+    assert steps == [h["step"] for h in cb.history] and len(steps) == 2
+
+
+def test_validate_alone_is_measured_too():
+    cb = CollapseCallback(LAYERS, num_classes=3, classifier="fc")
+    torch.manual_seed(0)
+    model = Net()
+    out = _trainer(cb, logger=False).validate(model, DataLoader(_dataset(), batch_size=16))
+    assert out[0]["collapse/fc:input/nc1"] == pytest.approx(
+        _probe_reference(model).to_dict()["fc:input"]["nc1"], rel=1e-6
+    )
+
+
+def test_beyond_the_cache_budget_one_pass_with_a_warning():
+    """The pooled features outgrow cache_budget: nc4/ncc_acc are left out, nc1 comes from the full
+    scatter (the numbers of one pass), said once."""
+    cb = CollapseCallback(LAYERS, num_classes=3, classifier="fc", cache_budget=3000)
+    with pytest.warns(UserWarning, match="outgrew cache_budget") as seen:
+        model, _ = _fit(cb, logger=False)
+    assert sum("outgrew cache_budget" in str(w.message) for w in seen) == 1
+    ref = _probe_reference(model, second_pass=False)
+    assert "collapse/fc:input/nc4" not in cb.history[-1]
+    assert _largest_gap(cb.history[-1], ref) < 1e-12
+
+
+def test_layers_by_name_and_metric_names_any_case():
+    cb = CollapseCallback(
+        {"features": "body", "penultimate": "fc:input"},
+        num_classes=3,
+        classifier="fc",
+        metrics=["NC1", "nc4"],
+    )
+    _fit(cb, logger=False, max_epochs=1)
+    assert sorted(k for k in cb.history[0] if "/" in k) == [
+        "collapse/features/nc1",
+        "collapse/penultimate/nc1",
+        "collapse/penultimate/nc4",
+    ]
+
+
+def test_metrics_are_checked_when_the_callback_is_built():
+    with pytest.raises(DataError, match=r"unknown metric 'nc9'.*nc1, nc1_trace, cdnv"):
+        CollapseCallback("fc:input", num_classes=3, metrics=["nc1", "nc9"])
+    with pytest.raises(DataError, match="did you mean 'ncc_acc'"):
+        CollapseCallback("fc:input", num_classes=3, metrics=["ncc_accc"])
+    with pytest.warns(UserWarning, match="nc3 needs the classifier") as seen:
+        cb = CollapseCallback("fc:input", num_classes=3, metrics=["nc1", "nc3"])
+    assert len(seen) == 1
+    with warnings.catch_warnings(record=True) as later:
+        warnings.simplefilter("always")
+        _fit(cb, logger=False, max_epochs=2)
+    assert not [w for w in later if "metrics=" in str(w.message)]  # said once, when built
+    assert sorted(k for k in cb.history[0] if "/" in k) == ["collapse/fc:input/nc1"]
 
 
 def test_the_history_goes_into_checkpoints(tmp_path):
@@ -155,10 +278,16 @@ def test_a_wrong_layer_fails_before_training():
         CollapseCallback("fc", num_classes=3, loader="test")
 
 
-def test_no_validation_loader_is_a_clear_error():
+def test_no_validation_loader_is_an_error_at_fit_start():
     cb = CollapseCallback("fc:input", num_classes=3)
-    with pytest.raises(DataError, match="no val loader"):
-        _trainer(cb, logger=False, max_epochs=1).fit(Net(), DataLoader(_dataset(), batch_size=16))
+    model = Net()
+    with pytest.raises(DataError, match="no val loader.*loader=DataLoader"):
+        _trainer(cb, logger=False, max_epochs=1).fit(model, DataLoader(_dataset(), batch_size=16))
+    assert model.modes_seen == []  # before the first training step
+    train, val = DataLoader(_dataset(), batch_size=16), DataLoader(_dataset(), batch_size=16)
+    with pytest.raises(DataError, match="limit_val_batches=0"):
+        _trainer(cb, logger=False, limit_val_batches=0).fit(model, train, val)
+    assert model.modes_seen == []
 
 
 def test_missing_lightning_names_the_extra(monkeypatch):
@@ -181,22 +310,24 @@ class SavingCallback(CollapseCallback):
 
 
 @pytest.mark.slow
-def test_ddp_two_processes_equal_one_process(tmp_path):
+@pytest.mark.parametrize("route", ["loop", "loader"])
+def test_ddp_two_processes_equal_one_process(tmp_path, route):
     """ddp_spawn with 2 gloo CPU processes: each rank measures its shard of the 61 validation
-    samples (31 + 30: no padding), the statistics are merged exactly, every rank holds the numbers
-    of one process on the final weights (which Lightning copies back from rank 0)."""
-    cb = SavingCallback(str(tmp_path), LAYERS, 3, classifier="fc", loader=DataLoader(_dataset()))
-    model, trainer = _fit(cb, strategy="ddp_spawn", devices=2, logger=False)
+    samples (31 + 30: the sample a DistributedSampler pads with is left out in the loop, a loader of
+    its own is re-sharded), the statistics are merged exactly, every rank holds the numbers of one
+    process on the final weights (which Lightning copies back from rank 0)."""
+    own = {"loader": DataLoader(_dataset())} if route == "loader" else {}
+    cb = SavingCallback(str(tmp_path), LAYERS, 3, classifier="fc", **own)
+    torch.manual_seed(0)
+    model = Net()
+    model.frozen.eval()
+    trainer = _trainer(cb, strategy="ddp_spawn", devices=2, logger=False)
     # one sample a batch on both sides: float32 features do not depend on how batches are cut
-    ref = CollapseProbe(model, LAYERS, 3, classifier="fc").run(
-        DataLoader(_dataset()), progress=False
-    )
+    trainer.fit(model, DataLoader(_dataset(), batch_size=16), DataLoader(_dataset()))
+    ref = _probe_reference(model, DataLoader(_dataset()))
     for rank in range(2):
         history, n = torch.load(tmp_path / f"rank{rank}.pt")
         assert n == 61 and [h["epoch"] for h in history] == [0, 1]
-        for layer, values in ref.to_dict().items():
-            for key, value in values.items():
-                got = history[-1][f"collapse/{layer}/{key}"]
-                assert got == pytest.approx(value, rel=1e-9, abs=1e-12), (rank, layer, key)
+        assert _largest_gap(history[-1], ref) < 1e-9, rank
     logged = float(trainer.callback_metrics["collapse/fc:input/nc1"])  # rank 0's, sent back
     assert logged == pytest.approx(ref.to_dict()["fc:input"]["nc1"], rel=1e-6)

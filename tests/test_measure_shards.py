@@ -96,13 +96,17 @@ def test_bad_shards_are_named(tmp_path):
         measure_paths([d3], show_progress=False)
 
 
-def test_workers_equal_one_process_and_saved_stats(tmp_path):
+def test_workers_equal_one_process_and_saved_stats(tmp_path, monkeypatch):
+    from nclab.measure import sharded
+
     x, y, w, b = _data(1)
     d = _write(tmp_path / "s", "npy", x, y, w, b, parts=5)
     one = measure_paths([d], save_stats=tmp_path / "one.pt", per_class=True, show_progress=False)
+    monkeypatch.setattr(sharded, "POOL_MIN_BYTES", 0)  # a real pool, even on this tiny dump
     two = measure_paths(
         [d], workers=2, save_stats=tmp_path / "two.pt", per_class=True, show_progress=False
     )
+    assert (one["workers"], two["workers"]) == (1, 2)
     _close(two["metrics"], one["metrics"], rel=1e-12)
     assert "nc4_class_mean" in one["metrics"] and "top5_acc" in one["metrics"]
     pc = one["per_class"]
@@ -169,3 +173,36 @@ def test_pass2_tasks_get_a_snapshot_not_the_merged_statistics(tmp_path, monkeypa
     assert all(s is added_into[0] for s in added_into) and sent[0] is not added_into[0]
     assert sent[0].basis_scatter is None and sent[0].pass2_count == 0
     assert added_into[0].pass2_count == N
+
+
+def test_a_small_dump_is_measured_in_this_process(tmp_path, monkeypatch):
+    """Issue 27: --workers 2 on a small dump took 9.2 s against 2.9 s with one process (the pool's
+    start-up); below POOL_MIN_BYTES it runs in this process, and says so."""
+    from nclab.measure import passes
+
+    x, y, w, b = _data(1)
+    d = _write(tmp_path / "s", "npy", x, y, w, b, parts=3)
+    pools = []
+    monkeypatch.setattr(passes.Executor, "__enter__", lambda self: pools.append(self) or self)
+    res = measure_paths([d], workers=2, show_progress=False)
+    assert res["workers"] == 1 and pools[0].workers == 1
+
+
+def test_labels_beyond_k_name_their_shard(tmp_path):
+    x, y, _, _ = _data(1)
+    for i, part in enumerate(np.array_split(np.arange(N), 3)):
+        labels = y[part] + (K if i == 1 else 0)  # the second shard's labels run past K
+        np.savez(tmp_path / f"p{i}.npz", features=x[part], labels=labels)
+    with pytest.raises(DataError, match=rf"labels in shard .*p1.npz go up to {2 * K - 1}, but K"):
+        measure_paths([tmp_path], num_classes=K, show_progress=False)
+
+
+def test_skipped_reasons_in_the_apis_terms(tmp_path):
+    x, y, _, _ = _data(1)
+    np.savez(tmp_path / "f.npz", features=x, labels=y)
+    for res in (
+        measure_arrays(torch.from_numpy(x), torch.from_numpy(y)),
+        measure_paths([tmp_path]),
+    ):
+        why = res["skipped"]["nc3"]
+        assert "pass weights=" in why and "set_classifier" not in why

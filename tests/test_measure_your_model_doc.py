@@ -34,6 +34,14 @@ def test_the_tutorial_runs_as_one_script(tmp_path, monkeypatch, capsys):
     exec(compile("\n".join(inline), str(DOC), "exec"), scope)
     out = capsys.readouterr().out
     assert "ResNet18 from " in out and "token classes measured" in out
+    # Lightning: the collapse metrics in the validation rows, early stopping on nc1
+    rows = scope["rows"]
+    assert rows and all(r["val_loss"] and r["collapse/fc:input/nc4"] for r in rows)
+    assert scope["stop"].stopped_epoch > 0 and len(rows) < 20
+    # the Trainer: in the evaluation's entries, and the best model kept on nc1
+    entries = [e for e in scope["hf_trainer"].state.log_history if "eval_loss" in e]
+    nc1 = [e["eval_collapse/classifier:input/nc1"] for e in entries]
+    assert len(nc1) >= 2 and scope["hf_trainer"].state.best_metric == min(nc1)
     assert out.count("epoch ") >= 2  # the Trainer's per-epoch collapse lines
     assert scope["result"].stats["lm_head:input"].num_samples == scope["tokens"] > 0
     # the vocabulary's tokens that never occur as a next token are left out, not an error

@@ -1,6 +1,7 @@
 """CollapseProbe batches as users have them: ``(x, y)``, ``(x, y, *rest)``, dicts (``model(**batch)``,
 labels from a key) and a ``forward=`` callable for anything else."""
 
+import warnings
 from types import SimpleNamespace
 
 import pytest
@@ -112,3 +113,18 @@ def test_observe_outside_a_with_block_attaches_its_hooks_for_the_call():
     for x, y in pairs():
         probe.observe(x, y)
     assert probe.result().stats["0"].num_samples == 90 and not net[0]._forward_hooks
+
+
+def test_unused_tuple_elements_warn_once_naming_forward_and_labels():
+    """Issue 27: (x, y, extra) batches ran model(x) and dropped extra without a word."""
+    data = [(x, y, torch.zeros(len(y))) for x, y in pairs()]
+    with pytest.warns(
+        UserWarning, match=r"tuples of 3 elements.*batch\[2\].*forward=.*labels="
+    ) as w:
+        CollapseProbe(model(), ["2:input"], 3).run(data, progress=False)
+    assert sum("tuples of 3" in str(m.message) for m in w) == 1  # once, over both passes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said otherwise: no warning
+        probe = CollapseProbe(model(), ["2:input"], 3, forward=lambda m, b: m(b[0]), labels=1)
+        probe.run(data, progress=False)
+        CollapseProbe(model(), ["2:input"], 3).run(pairs(), progress=False)

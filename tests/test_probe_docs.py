@@ -75,6 +75,7 @@ def test_readme_measuring_block_runs():
     assert "nc1" in scope["table"]["encoder"]
     assert 0 < len(scope["lm"].classes) < scope["vocab_size"]
     assert "nc1" in scope["lm"].to_dict()["lm_head:input"]
+    assert scope["callback"] in scope["trainer"].callbacks  # the validation-loop callback
 
 
 def tiny_gpt2() -> dict:

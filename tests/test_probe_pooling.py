@@ -1,6 +1,8 @@
 """CollapseProbe pooling: ``reduce`` for every shape (feature maps, token sequences with an attention
 mask, callables) and token-level measurement (every token a sample)."""
 
+import warnings
+
 import pytest
 import torch
 from torch import nn
@@ -153,3 +155,23 @@ def test_token_level_mode():
 def test_token_level_mode_needs_per_token_labels():
     with pytest.raises(DataError, match=r"tokens=True.*labels of shape \(B, T\)"):
         CollapseProbe(TinyEncoder(), ["encoder"], num_classes=K, tokens=True).run(token_batches())
+
+
+@pytest.mark.parametrize("how", ["mean", "last"])
+def test_dict_batches_without_a_mask_warn_once_naming_mask(how):
+    """Issue 27: a dict batch without "attention_mask" pooled every token, padding included,
+    silently."""
+    batches = token_batches()
+    for b in batches:
+        del b["attention_mask"]
+    model = TinyEncoder()
+    with pytest.warns(
+        UserWarning, match=rf"no 'attention_mask' key: reduce='{how}'.*mask='key'"
+    ) as w:
+        CollapseProbe(model, "encoder", K, reduce=how).run(batches, progress=False)
+    assert sum("attention_mask" in str(m.message) for m in w) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the mask named, turned off, or not needed: no warning
+        CollapseProbe(model, "encoder", K, reduce=how, mask=None).run(batches, progress=False)
+        CollapseProbe(model, "encoder", K, reduce="cls").run(batches, progress=False)
+        CollapseProbe(model, "encoder", K, reduce=how).run(token_batches(), progress=False)

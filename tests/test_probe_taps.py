@@ -178,3 +178,23 @@ def test_input_tap_of_a_module_called_with_keywords():
 def test_bad_suffix():
     with pytest.raises(DataError, match=r"':input' or ':output'"):
         CollapseProbe(mlp(), ["2:inptu"], num_classes=3)
+
+
+def test_layers_as_a_dict_of_names_to_specs():
+    """Issue 27: as torchvision's feature extractor takes them, {name: spec}; the results use the
+    names."""
+    model = mlp()
+    named = CollapseProbe(
+        model,
+        {"hidden": "1", "penultimate": "4:input", "mean": Tap("3", name="ignored")},
+        num_classes=3,
+        classifier="4",
+    ).run(data(), progress=False)
+    plain = CollapseProbe(model, ["1", "4:input", "3"], 3, classifier="4").run(
+        data(), progress=False
+    )
+    assert list(named.to_dict()) == ["hidden", "penultimate", "mean"]
+    assert named.to_dict()["penultimate"] == plain.to_dict()["4:input"]
+    assert named.to_dict()["mean"] == plain.to_dict()["3"]
+    with pytest.raises(DataError, match="did you mean"):
+        CollapseProbe(model, {"x": "40:input"}, 3)

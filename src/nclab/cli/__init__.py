@@ -16,7 +16,7 @@ from . import measure as _measure  # noqa: F401
 from . import orchestrate as _orchestrate  # noqa: F401
 from . import run as _run  # noqa: F401
 from . import theory as _theory  # noqa: F401
-from ._app import app
+from ._app import app, suggest
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, prog_name="nclab")
     except NclabError as exc:
-        msg = " ".join(str(exc).split())
+        msg = suggest(" ".join(str(exc).split()))
         print(f"nclab: error: {msg}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
+import platform
+import re
 import sys
 from typing import Any
 
 import typer
 
-from ..runs import dumps, versions
+from .._version import __version__
+from ..runs import dumps
 
 app = typer.Typer(
     name="nclab",
@@ -27,18 +31,78 @@ def emit_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
+#: "unknown <what> 'name' ...; <names>: a, b, c" — the form every "unknown name" error takes
+_UNKNOWN = re.compile(r"unknown [\w -]+? '(?P<name>[^']+)'(?P<mid>[^;]*); [^:]+?: (?P<names>.+)$")
+
+
+def suggest(message: str) -> str:
+    """An "unknown name" error with the close matches among the names it lists (presets,
+    experiments, keys, data sets, ...), as ``nclab theory`` does for parameters.
+
+    >>> suggest("unknown preset 'tb-fig2-bia' for experiment 'ufm'; presets: tb-fig2-bias, ufm-ce")
+    "unknown preset 'tb-fig2-bia' for experiment 'ufm' (did you mean 'tb-fig2-bias'?); presets: tb-fig2-bias, ufm-ce"
+    """
+    m = _UNKNOWN.search(message)
+    if m is None or "did you mean" in message:
+        return message
+    names = [n.strip() for n in m["names"].rstrip(".").split(",")]
+    name = m["name"]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if not close and "." in name:  # "train.lrr" among the keys under 'train'
+        close = difflib.get_close_matches(name.rsplit(".", 1)[1], names, n=3, cutoff=0.6)
+    if not close:
+        return message
+    at = m.end("mid")
+    return f"{message[:at]} (did you mean {' or '.join(map(repr, close))}?){message[at:]}"
+
+
 def console(stderr: bool = False):
     from rich.console import Console
 
     return Console(stderr=stderr)
 
 
+def installed_versions() -> dict[str, str]:
+    """The versions ``runs.versions()`` records (nclab, torch, numpy, python), read from the
+    installed packages' metadata: no torch import, so ``nclab --version`` is quick."""
+    from importlib import metadata
+
+    out = {"nclab": __version__}
+    for name in ("torch", "numpy"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    out["python"] = platform.python_version()
+    return out
+
+
 @app.command()
 def version(json: bool = JSON_OPT) -> None:
     """Print the versions of nclab and of what it runs on."""
-    v = versions()
+    v = installed_versions()
     if json:
         emit_json(v)
     else:
         for k, val in v.items():
             print(f"{k} {val}")
+
+
+def _version_option(value: bool) -> None:
+    if value:
+        version(json=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    show_version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version_option,
+        is_eager=True,
+        help="Print the versions of nclab and of what it runs on, and exit (= nclab version).",
+    ),
+) -> None:
+    """Neural collapse lab: measure collapse, compute the theory's predictions, reproduce the
+    papers."""

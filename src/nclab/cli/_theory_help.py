@@ -55,11 +55,30 @@ def option(param: str) -> str:
 LATEX = {
     r"\le": "≤",
     r"\ge": "≥",
+    r"\leq": "≤",
+    r"\geq": "≥",
+    r"\to": "→",
+    r"\infty": "∞",
+    r"\cdot": "·",
+    r"\times": "×",
+    r"\approx": "≈",
+    r"\alpha": "α",
+    r"\beta": "β",
+    r"\gamma": "γ",
+    r"\delta": "δ",
     r"\lambda": "λ",
+    r"\mu": "μ",
+    r"\rho": "ρ",
+    r"\tau": "τ",
     r"\theta": "θ",
     r"\kappa": "κ",
     r"\epsilon": "ε",
+    r"\varepsilon": "ε",
     r"\sigma": "σ",
+    r"\Sigma": "Σ",
+    r"\Theta": "Θ",
+    r"\Lambda": "Λ",
+    r"\ell": "ℓ",
 }
 
 
@@ -68,6 +87,8 @@ def plain(text: str) -> str:
 
     >>> plain(r"the norm :math:`\|X\|_{op}`, ``eps1`` :math:`\le \sqrt{N/K}`")
     'the norm ‖X‖_op, eps1 ≤ √(N/K)'
+    >>> plain(r"\|\Theta\|_{op} and \kappa(W_{L:\ell})")
+    '‖Θ‖_op and κ(W_L:ℓ)'
     """
     text = " ".join(text.split())
     text = re.sub(r":[a-z]+:`~?(?:[\w.]+\.)?([^`]+)`", r"\1", text)

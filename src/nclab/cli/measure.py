@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -47,32 +48,79 @@ def measure(
     json: bool = JSON_OPT,
 ) -> None:
     """Measure NC1-NC4, CDNV and the other collapse metrics of saved features."""
-    from .._kernels import memory_budget, set_memory_budget
+    if save_stats is not None:  # before any work: a bad path is not found after it
+        from ..measure.sharded import check_save_path
 
-    old = memory_budget()
-    if memory is not None:
-        set_memory_budget(int(memory * 2**30))
+        check_save_path(save_stats, "--save-stats")
+    show = _Show(json, workers)
     sharding = dict(workers=workers, backend=backend, address=address, save_stats=save_stats)
-    try:
+    with _memory_budget(memory):
         result, where = _measure(
             paths,
             stats,
             per_class,
             sharding,
+            show,
             num_classes=num_classes,
             drop_empty=drop_empty,
             global_mean=global_mean,
         )
+    if not show.done:
+        show(result, where)
+
+
+@contextmanager
+def _memory_budget(memory: float | None):
+    """``--memory-gb`` for this command, checked in GB."""
+    from .._kernels import memory_budget, set_memory_budget
+
+    if memory is not None and not memory > 0:
+        raise DataError(
+            f"--memory-gb must be a positive number of GB, e.g. 0.5 or 4; got {memory:g}"
+        )
+    old = memory_budget()
+    if memory is not None:
+        try:
+            set_memory_budget(int(memory * 2**30))
+        except DataError:
+            raise DataError(
+                f"--memory-gb {memory:g} is too small: at least 0.001 (1 MiB)"
+            ) from None
+    try:
+        yield
     finally:
         set_memory_budget(old)
-    if json:
-        emit_json(result)
-    else:
-        _print(result, where)
 
 
-def _measure(paths, stats, per_class: bool, sharding: dict, **common):
-    """(result, what was measured): saved statistics, one file in memory, or shards."""
+class _Show:
+    """Print a result (JSON or a table), with the reasons for skipped metrics in the command line's
+    terms and a note when a small dump ran in this process instead of ``--workers`` processes."""
+
+    def __init__(self, json: bool, workers: int):
+        self.json, self.workers, self.done = json, workers, False
+
+    def __call__(self, result: dict, where: str) -> None:
+        if "skipped" in result:
+            from ..measure._report import cli_terms
+
+            result["skipped"] = cli_terms(result["skipped"])
+        if result.get("workers", self.workers) < self.workers:
+            size = result["bytes"]
+            size = f"{size / 1e6:.1f} MB" if size >= 1e5 else f"{size / 1e3:.1f} kB"
+            console(stderr=True).print(
+                f"--workers {self.workers}: the dump is small ({size}), so it was measured in "
+                "this process (starting worker processes would cost more than they save)"
+            )
+        if self.json:
+            emit_json(result)
+        else:
+            _print(result, where)
+        self.done = True
+
+
+def _measure(paths, stats, per_class: bool, sharding: dict, show, **common):
+    """(result, what was measured): saved statistics, one file in memory, or shards; ``show`` the
+    metrics before the statistics are saved (a failed save comes after them)."""
     if stats is not None:
         if paths:
             raise DataError("give either feature files or --stats FILE, not both")
@@ -88,7 +136,14 @@ def _measure(paths, stats, per_class: bool, sharding: dict, **common):
     plain = sharding["workers"] == 1 and sharding["backend"] == "local"
     if one and plain and sharding["save_stats"] is None and not per_class:
         return measure_file(paths[0], **common), where
-    return measure_paths(paths, per_class=per_class, **sharding, **common), where
+    result = measure_paths(
+        paths,
+        per_class=per_class,
+        before_save=lambda r: show(r, where),
+        **sharding,
+        **common,
+    )
+    return result, where
 
 
 def _print(result: dict, where: str) -> None:

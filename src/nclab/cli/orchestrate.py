@@ -251,7 +251,10 @@ def compact_claims(claims, fmt_secs, width: int = 80) -> str:
 
 @app.command()
 def sweep(
-    grid: Path = typer.Argument(..., help="Grid TOML: experiment, preset, [set], [axes]."),
+    # "\\[": rich markup would take [set] and [axes] for style tags and print nothing
+    grid: Path = typer.Argument(
+        ..., help="Grid TOML: experiment, preset, \\[set] and \\[axes] tables."
+    ),
     out: Path = typer.Option(
         None, "--out", "-o", help="Output directory (default runs/sweep-<grid>)."
     ),

@@ -14,7 +14,7 @@ from ..errors import TheoryError
 from ..runs import non_finite
 from ..theory import PREDICTIONS, get_prediction
 from ._app import app, console, emit_json
-from ._theory_help import help_text, option
+from ._theory_help import help_text, option, plain
 
 SEQUENCES = (list, tuple, collections.abc.Sequence)
 
@@ -57,13 +57,13 @@ def _coerce(name: str, text: str | None, annotation: Any) -> Any:
 
 
 def summary_line(fn) -> str:
-    r"""The first sentence of a docstring's first paragraph, without Sphinx markup.
+    r"""The first sentence of a docstring's first paragraph, without Sphinx markup or LaTeX.
 
     >>> def f():
     ...     r'''Bounds on NC1, :math:`\kappa(W_L)` and
-    ...     ``NC2`` (Jacot et al., :func:`~nclab.theory.g`). More text.'''
+    ...     ``NC2`` (Jacot et al., :func:`~nclab.theory.g`) for L_2 \ge 2. More text.'''
     >>> summary_line(f)
-    'Bounds on NC1, \\kappa(W_L) and NC2 (Jacot et al., g).'
+    'Bounds on NC1, κ(W_L) and NC2 (Jacot et al., g) for L_2 ≥ 2.'
     """
     import re
 
@@ -73,7 +73,7 @@ def summary_line(fn) -> str:
     text = text.replace("``", "")
     # a full stop ends the sentence, but not in "et al.", "e.g.", "Thm.", "Prop.", "Fig.", "eq."
     end = re.search(r"(?<!\bal)(?<!e\.g)(?<!i\.e)(?<!Thm)(?<!Prop)(?<!Fig)(?<!\beq)\.(\s|$)", text)
-    return text[: end.start() + 1] if end else text
+    return plain(text[: end.start() + 1] if end else text)
 
 
 def parse_params(fn, args: list[str]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ correction of :meth:`nclab.ClassStats.all_reduce`, and every rank holds the numb
 would have computed over the whole data set.
 """
 
-from ._common import flat_metrics, shard_loader
+from ._common import real_rows, shard_loader
+from ._measure import flat_metrics
 
-__all__ = ["flat_metrics", "shard_loader"]
+__all__ = ["flat_metrics", "real_rows", "shard_loader"]

@@ -1,20 +1,17 @@
 """What the integrations share: the optional-import guard, the exact shard of a loader a rank
-measures, the flat ``collapse/<layer>/<metric>`` keys, and the measurement both callbacks make."""
+measures (:func:`shard_loader`, for a measurement of its own) and the rows of a padded shard that are
+real samples (:func:`real_rows`, for a measurement on the framework's own passes). The measurement
+both callbacks make is :mod:`._measure`."""
 
 from __future__ import annotations
 
 import importlib
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
-import torch
-from torch import nn
-
 from .. import distributed
 from ..errors import DataError
-from ..probe import CollapseProbe, ProbeResult, Tap
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -103,61 +100,44 @@ def shard_loader(loader: Iterable) -> Iterable:
     )
 
 
-def flat_metrics(
-    result: ProbeResult, prefix: str = "collapse", metrics: Sequence[str] | None = None
-) -> dict[str, float]:
-    """``{"<prefix>/<layer>/<metric>": value}`` for every finite metric of ``result`` (only those
-    named in ``metrics`` when given), the keys a logger plots one curve each."""
-    out = {}
-    for layer, values in result.to_dict().items():
-        for name, value in values.items():
-            if metrics is not None and name not in metrics:
-                continue
-            if isinstance(value, int | float) and math.isfinite(value):
-                out[f"{prefix}/{layer}/{name}"] = float(value)
-    return out
+def real_rows(loader: Any) -> int | None:
+    """How many of the rows this rank's ``loader`` yields are samples of the data set, under
+    ``torch.distributed``: a ``DistributedSampler`` and accelerate's even batches pad the ranks'
+    shards to equal length by repeating samples at the end of each rank's sequence. ``None``: every
+    row counts (one process, or a sampler that does not pad); raises :class:`LookupError` for a
+    loader whose padding is unknown.
 
+    >>> import torch
+    >>> from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+    >>> ds = TensorDataset(torch.zeros(5, 1))
+    >>> [real_rows(DataLoader(ds, sampler=DistributedSampler(ds, 2, r))) for r in (0, 1)]
+    [3, 2]
+    """
+    from torch.utils.data import DistributedSampler
 
-class Measurement:
-    """The probe a callback runs: its options, checked at construction (and against the model
-    with :meth:`check`), and one measurement of a model over a loader, exact across ranks."""
-
-    def __init__(
-        self,
-        layers: Iterable[str | Tap] | str | Tap,
-        num_classes: int,
-        prefix: str,
-        metrics: Sequence[str] | None,
-        second_pass: bool | str,
-        max_batches: int | None,
-        probe_options: dict[str, Any],
+    _, world = rank_and_world()
+    sampler = getattr(loader, "sampler", None)
+    batch_sampler = getattr(loader, "batch_sampler", None)
+    if isinstance(sampler, DistributedSampler) or isinstance(
+        getattr(batch_sampler, "sampler", None), DistributedSampler
     ):
-        if not isinstance(num_classes, int) or num_classes < 2:
-            raise DataError(f"num_classes must be an integer >= 2, got {num_classes!r}")
-        if max_batches is not None and (not isinstance(max_batches, int) or max_batches < 1):
-            raise DataError(f"max_batches must be a positive integer or None, got {max_batches!r}")
-        self.layers = [layers] if isinstance(layers, str | Tap) else list(layers)
-        self.num_classes = num_classes
-        self.prefix = prefix
-        self.metrics = None if metrics is None else list(metrics)
-        self.second_pass = second_pass
-        self.max_batches = max_batches
-        self.probe_options = probe_options
+        s = sampler if isinstance(sampler, DistributedSampler) else batch_sampler.sampler
+        return s.num_samples if s.drop_last else len(range(s.rank, len(s.dataset), s.num_replicas))
+    if type(batch_sampler).__name__ == "BatchSamplerShard":
+        return _accelerate_rows(batch_sampler)
+    if world == 1:
+        return None
+    raise LookupError(f"a {type(loader).__name__} whose sampler is {type(sampler).__name__}")
 
-    def probe(self, model: nn.Module) -> CollapseProbe:
-        """The probe on ``model`` (raises on unknown layers, a wrong classifier or options)."""
-        return CollapseProbe(model, self.layers, self.num_classes, **self.probe_options)
 
-    def __call__(
-        self, model: nn.Module, loader: Iterable, device: torch.device | str | None
-    ) -> tuple[ProbeResult, dict[str, float]]:
-        """Measure ``model`` on this rank's shard of ``loader``; every rank returns the same
-        (result, flat metrics), those of one process over all the data."""
-        result = self.probe(model).run(
-            shard_loader(loader),
-            device=device,
-            second_pass=self.second_pass,
-            max_batches=self.max_batches,
-            progress=False,
-        )
-        return result, flat_metrics(result, self.prefix, self.metrics)
+def _accelerate_rows(shard: Any) -> int | None:
+    """The rows of accelerate's ``BatchSamplerShard`` that are not padding: batches ``rank, rank +
+    W, ...`` of the inner batch sampler (round robin; even batches pad at the end)."""
+    inner = shard.batch_sampler
+    if shard.split_batches or getattr(inner, "batch_size", None) is None:
+        raise LookupError("an accelerate loader that splits its batches")
+    if not shard.even_batches or shard.drop_last:
+        return None
+    n, size = len(inner.sampler), inner.batch_size
+    sizes = [min(size, n - i) for i in range(0, n, size)]
+    return sum(sizes[shard.process_index :: shard.num_processes])

@@ -18,6 +18,7 @@ from ..errors import DataError
 from ..validation import check_labelled_features
 from ._report import renumber, report
 from .sharded import measure_paths, measure_saved
+from .shards import not_npz, short_reason
 
 __all__ = [
     "load_arrays",
@@ -39,11 +40,13 @@ def load_arrays(path: str | Path) -> dict[str, torch.Tensor]:
     if path.suffix == ".npz":
         import numpy as np
 
+        if (why := not_npz(path)) is not None:
+            raise DataError(why)
         try:
             with np.load(path, allow_pickle=False) as f:
                 raw = {k: f[k] for k in f.files}
         except Exception as exc:
-            raise DataError(f"cannot read {path} as .npz: {exc}") from None
+            raise DataError(f"cannot read {path} as .npz: {short_reason(exc)}") from None
         data = {}
         for k, v in raw.items():
             if v.dtype.kind not in "biuf":
@@ -53,7 +56,9 @@ def load_arrays(path: str | Path) -> dict[str, torch.Tensor]:
         try:
             obj = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as exc:
-            raise DataError(f"cannot read {path} as a torch file: {exc}") from None
+            raise DataError(
+                f"cannot read {path} as a torch file (torch.save): {short_reason(exc)}"
+            ) from None
         if not isinstance(obj, dict):
             raise DataError(
                 f"{path} must hold a dict of tensors with keys {KEYS}, got {type(obj).__name__}"

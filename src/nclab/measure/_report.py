@@ -13,12 +13,23 @@ from ..metrics.uniformity import gnc2
 from ..metrics.variability import cdnv_per_class
 from ..metrics.views import classifier_global_mean, duality_cosines, mean_norms, unc3
 
+#: why a metric is missing without a classifier, in the API's terms and in the command line's
+NO_CLASSIFIER = {
+    "api": "{key} needs the classifier: pass weights= (K x D) and bias= (K) with the features",
+    "cli": "{key} needs the classifier: add `weights` (K x D) and `bias` (K) arrays to the feature "
+    "file or the shards",
+}
+
 
 def report(stats: ClassStats, weights, bias, global_mean: str = "class") -> dict[str, Any]:
     """{"metrics": the canonical metrics and the extra ones (``nc3_wh``, ``gnc2``, ``unc3``,
     ``logits_global_mean`` = ||W mu_G + b||), "skipped": why a key is missing, sizes}."""
     m = collapse_metrics(stats, weights, bias, global_mean=global_mean)
     metrics, skipped = dict(m), dict(m.skipped)
+    if weights is None:  # ClassStats' advice (set_classifier, ...) is not what a caller here does
+        for key, why in skipped.items():
+            if "needs the classifier" in why:
+                skipped[key] = NO_CLASSIFIER["api"].format(key=key)
     extra = {"gnc2": lambda: gnc2(stats, global_mean)}
     if weights is not None:
         extra.update(
@@ -73,3 +84,17 @@ def per_class_views(stats: ClassStats, weights, views) -> dict[str, list]:
     if views is not None:
         out.update({k: v.tolist() for k, v in views.per_class().items()})
     return out
+
+
+def cli_terms(skipped: dict[str, str]) -> dict[str, str]:
+    """The reasons of ``skipped`` as the command line says them (arrays in the files, not
+    arguments).
+
+    >>> cli_terms({"nc3": NO_CLASSIFIER["api"].format(key="nc3")})["nc3"]
+    'nc3 needs the classifier: add `weights` (K x D) and `bias` (K) arrays to the feature file or the shards'
+    """
+    api = {NO_CLASSIFIER["api"].format(key=k): k for k in skipped}
+    return {
+        k: NO_CLASSIFIER["cli"].format(key=api[why]) if why in api else why
+        for k, why in skipped.items()
+    }

@@ -9,6 +9,9 @@ statistics, and the decisions in blocks of the memory budget; the dump is never 
 
 from __future__ import annotations
 
+import os
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +23,12 @@ from ..errors import DataError
 from ..validation import check_classifier
 from . import passes
 from ._report import kept_classes, per_class_views, report
-from .shards import find_shards, scan
+from .shards import find_shards, scan, short_reason
 
 SAVED = "nclab-measure-stats"
+#: a local dump smaller than this is measured in this process whatever ``workers`` says: starting
+#: worker processes (each imports torch) costs more than they save on it
+POOL_MIN_BYTES = 256 << 20
 
 
 def measure_paths(
@@ -36,6 +42,7 @@ def measure_paths(
     save_stats: str | Path | None = None,
     per_class: bool = False,
     show_progress: bool = True,
+    before_save: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Collapse metrics of the features in the shards named by ``paths`` (files, directories, glob
     patterns), streamed in two passes; the result does not depend on ``workers`` or ``backend``.
@@ -43,11 +50,18 @@ def measure_paths(
     ``per_class=True`` adds the per-class decision views (NC4 per class, top-k accuracy) to the
     metrics and ``"per_class"``: K values each of ``mean_norm``, ``cdnv`` (one class against all),
     ``duality_cos``, ``count``, ``ncc_acc``, ``agreement``, ``acc``, for plots.
-    ``save_stats`` writes the merged statistics and the classifier (see :func:`measure_saved`).
+    ``save_stats`` writes the merged statistics and the classifier (see :func:`measure_saved`); the
+    path is checked before any work, and ``before_save(result)`` (e.g. printing it) runs before the
+    statistics are written. ``"workers"`` in the result is the number of processes that
+    measured: 1 for a local dump below :data:`POOL_MIN_BYTES` (a pool would only cost time).
     """
+    if save_stats is not None:
+        check_save_path(save_stats)
     shards = find_shards(paths)
     k, dim, weights, bias = _classes(shards, num_classes)
     total = sum(sh.nbytes for sh in shards)
+    if backend == "local" and isinstance(workers, int) and workers > 1 and total < POOL_MIN_BYTES:
+        workers = 1
     stats = ClassStats(k, dim, scatter="subspace")
     views: list = [None]
 
@@ -67,13 +81,22 @@ def measure_paths(
             passes.fix_basis(merged)
             shared = (passes.pass2_snapshot(merged), weights, bias, remap, per_class)
             ex.map(passes.second_pass, [(sh,) for sh in shards], shared, add_second)
-    stats, views = merged, views[0]
-    if save_stats is not None:
-        save(save_stats, stats, weights, bias, dropped)
-    out = report(stats, weights, bias, global_mean)
-    out.update(num_samples=stats.num_samples, shards=len(shards), bytes=total)
+    out = _report(merged, views[0], shards, weights, bias, global_mean)
+    out["workers"] = workers
     if drop_empty:
         out["dropped_classes"] = dropped
+    if before_save is not None:
+        before_save(out)
+    if save_stats is not None:
+        save(save_stats, merged, weights, bias, dropped)
+    return out
+
+
+def _report(stats, views, shards, weights, bias, global_mean: str) -> dict[str, Any]:
+    """The report of the merged statistics, with the dump's sizes and the per-class views."""
+    out = report(stats, weights, bias, global_mean)
+    total = sum(sh.nbytes for sh in shards)
+    out.update(num_samples=stats.num_samples, shards=len(shards), bytes=total)
     empty = [sh.name for sh in shards if sh.rows == 0]
     if empty:
         out["empty_shards"] = empty
@@ -89,7 +112,12 @@ def _classes(shards, num_classes: int | None):
     dim, weights, bias, top = scan(shards)
     k = num_classes or (weights.shape[0] if weights is not None else top)
     if k < 1 or top > k:
-        raise DataError(f"labels go up to {top - 1}, but K = {k} (--num-classes or weights rows)")
+        where = next(sh for sh in shards if sh.top == top)
+        source = "--num-classes / num_classes" if num_classes else "the rows of weights"
+        raise DataError(
+            f"labels in shard {where.name} go up to {top - 1}, but K = {k} ({source}): the labels "
+            f"must lie in [0, {k})"
+        )
     if weights is not None:
         weights, bias = check_classifier(weights, bias, k, dim, torch.device("cpu"))
     return k, dim, weights, bias
@@ -118,19 +146,75 @@ def _advance(bar, shards, which: int, i: int) -> None:
     bar.update(shards[i].nbytes, info=f"pass {which}: {i + 1}/{len(shards)} {shards[i].path.name}")
 
 
+def check_save_path(path: str | Path, option: str = "save_stats") -> None:
+    """Refuse, before any work, a path the statistics cannot be written to: a folder, a missing
+    folder, a place without write permission."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise DataError(f"{option} {path} is a folder: give a file name, e.g. {path / 'stats.pt'}")
+    if not parent.is_dir():
+        raise DataError(f"{option} {path}: the folder {parent} does not exist")
+    if (path.exists() and not _writable(path)) or not _writable(parent):
+        raise DataError(f"{option} {path}: not writable (no write permission)")
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK)
+
+
 def save(path, stats: ClassStats, weights, bias, dropped: list[int]) -> None:
     """Write the statistics (readable by ``ClassStats.load``) with the classifier they were
-    measured with."""
+    measured with; a failed write is a :class:`DataError` and leaves no partial file."""
     state = stats.state_dict()
     state[SAVED] = {"weights": weights, "bias": bias, "dropped_classes": dropped}
-    torch.save(state, Path(path))
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            torch.save(state, f)
+        os.replace(tmp, path)
+    except (OSError, RuntimeError) as exc:
+        tmp.unlink(missing_ok=True)
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else short_reason(exc)
+        raise DataError(f"cannot write the statistics to {path}: {why}") from None
+
+
+def read_saved(path: str | Path) -> dict:
+    """The state of a statistics file, or a :class:`DataError` saying what the file is instead."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"statistics file not found: {path}")
+    what = (
+        f"{path} is not a statistics file (as nclab measure --save-stats and ClassStats.save write)"
+    )
+    if not zipfile.is_zipfile(path):
+        raise DataError(f"{what}: it is not a torch file")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        with zipfile.ZipFile(path) as z:
+            if any(n.endswith(".npy") for n in z.namelist()):
+                raise DataError(
+                    f"{what}: it is a .npz archive of arrays (features are measured with "
+                    "nclab measure FILE, without --stats)"
+                ) from None
+        raise DataError(f"{what}: {short_reason(exc)}") from None
+    if not isinstance(state, dict) or not {"meta", "tensors"} <= set(state):
+        held = (
+            f"a dict with keys {', '.join(map(repr, list(state)[:6]))}"
+            if isinstance(state, dict)
+            else f"a {type(state).__name__}"
+        )
+        raise DataError(f"{what}: it is a torch file holding {held}")
+    return state
 
 
 def measure_saved(path: str | Path, global_mean: str = "class") -> dict[str, Any]:
     """The metrics of statistics written by ``measure_paths(save_stats=...)`` (``nclab measure
     --stats FILE``): no features needed."""
+    extra = read_saved(path).get(SAVED)
     stats = ClassStats.load(path)
-    extra = torch.load(Path(path), map_location="cpu", weights_only=True).get(SAVED)
     if extra is None:
         weights = bias = None
     else:

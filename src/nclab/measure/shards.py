@@ -38,6 +38,7 @@ class Shard:
     kind: str  # "npz", "npy", "pt", "safetensors"
     rows: int = 0
     dim: int = 0
+    top: int = 0  # largest label + 1
     nbytes: int = 0
     has_classifier: bool = False
     extra: dict[str, Path] = field(default_factory=dict)  # the .npy pair's other files
@@ -80,6 +81,35 @@ def find_shards(paths: list[str | Path]) -> list[Shard]:
     return shards
 
 
+def not_npz(path: Path) -> str | None:
+    """Why ``path`` cannot be a ``.npz`` file (numpy.savez writes a zip archive of .npy arrays), or
+    None when it is a zip archive."""
+    import zipfile
+
+    if zipfile.is_zipfile(path):
+        return None
+    with open(path, "rb") as f:
+        head = f.read(512)
+    if head.startswith(b"\x93NUMPY"):
+        what = "a single .npy array (np.save), not an archive: name it .npy, or np.savez"
+    elif not head:
+        what = "an empty file"
+    elif all(32 <= c < 127 or c in b"\t\r\n" for c in head):
+        what = "a text file"
+    else:
+        what = "not a zip archive"
+    return f"{path} is not a .npz file (numpy.savez writes a zip of .npy arrays): it is {what}"
+
+
+def short_reason(exc: BaseException) -> str:
+    """The first line of an exception's message, without torch's C++ location prefix."""
+    import re
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = re.sub(r"^\[enforce fail at [^\]]*\]\s*\.?\s*", "", text)
+    return text[:160]
+
+
 def _shard_of(f: Path) -> Shard | None:
     name = f.name
     if f.suffix == ".npz":
@@ -117,7 +147,9 @@ class Reader:
         except DataError:
             raise
         except Exception as exc:
-            raise DataError(f"cannot read shard {shard.name} as {shard.kind}: {exc}") from None
+            raise DataError(
+                f"cannot read shard {shard.name} as {shard.kind}: {short_reason(exc)}"
+            ) from None
         for key in ("features", "labels"):
             if getattr(self, "_" + key) is None:
                 raise DataError(
@@ -129,6 +161,8 @@ class Reader:
         self._st = None
         arrays: dict = {}
         if shard.kind == "npz":  # features read on first use (not by the check)
+            if (why := not_npz(shard.path)) is not None:
+                raise DataError(f"shard {why}")
             with np.load(shard.path, allow_pickle=False) as f:
                 arrays = {k: f[k] for k in f.files if k in KEYS and k != "features"}
                 if "features" in f.files:
@@ -254,7 +288,8 @@ def scan(shards: list[Shard]) -> tuple[int, torch.Tensor | None, torch.Tensor | 
         if lab.numel():
             if int(lab.min()) < 0:
                 raise DataError(f"labels in shard {sh.name} are negative (min {int(lab.min())})")
-            top = max(top, int(lab.max()) + 1)
+            sh.top = int(lab.max()) + 1
+            top = max(top, sh.top)
         w, b = r.classifier()
         if w is not None:
             sh.has_classifier = True

@@ -17,6 +17,8 @@ error.
   ``labels``), or ``forward=`` / ``labels=`` / ``mask=`` for anything else.
 * **Guards** (:mod:`._guards`): eval mode, warnings when the two passes may see different data,
   a memory limit on full D x D scatters.
+* **Sessions** (:mod:`._session`): ``probe.session()`` measures on forward passes something else
+  runs (a framework's validation loop), with the second pass from the features kept in memory.
 
 >>> import torch
 >>> from torch import nn
@@ -32,6 +34,7 @@ error.
 
 from ._core import CollapseProbe, ProbeResult, Reduce
 from ._pooling import REDUCTIONS
-from ._taps import Tap
+from ._session import ProbeSession
+from ._taps import Layers, Tap
 
-__all__ = ["REDUCTIONS", "CollapseProbe", "ProbeResult", "Reduce", "Tap"]
+__all__ = ["REDUCTIONS", "CollapseProbe", "Layers", "ProbeResult", "ProbeSession", "Reduce", "Tap"]

@@ -10,10 +10,16 @@ attention mask.
 The attention mask (for ``reduce="mean"``/``"last"`` and token mode) is ``batch["attention_mask"]``
 of a dict batch or of a dict ``x``; ``mask=`` names another key, an index or a callable, ``None``
 turns it off.
+
+Nothing is left out silently: a tuple batch with elements beyond ``(x, y)`` that the probe does not
+use, and a dict batch without the mask key pooled with ``reduce="mean"`` or ``"last"`` (padding
+counted), warn once per probe, naming the option that says otherwise (``forward=``, ``labels=``,
+``mask=``).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,6 +48,15 @@ class BatchReader:
         self.forward = forward
         self.labels = labels
         self.mask = mask
+        #: the last batch was a dict (or had dict inputs) without the mask key
+        self.dict_batch = False
+        self._warned: set[str] = set()
+
+    def warn_once(self, key: str, message: str) -> None:
+        """Warn ``message`` the first time ``key`` comes up for this reader (one per probe)."""
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(message, UserWarning, stacklevel=4)
 
     @property
     def label_key(self) -> str:
@@ -54,9 +69,22 @@ class BatchReader:
         elif isinstance(batch, Mapping):
             model(**{k: v for k, v in batch.items() if k != self.label_key})
         elif isinstance(batch, tuple | list) and len(batch) >= 2:
+            if len(batch) > 2 and not callable(self.labels):
+                self._warn_extra(len(batch))
             self.run_inputs(model, batch[0])
         else:
             raise DataError(self._unreadable(batch, "run the model on"))
+
+    def _warn_extra(self, n: int) -> None:
+        label = self.labels if isinstance(self.labels, int) else 1
+        unused = [i for i in range(1, n) if i != label]
+        self.warn_once(
+            "extra",
+            f"the batches are tuples of {n} elements: the probe runs model(batch[0]) and reads the "
+            f"labels from batch[{label}]; batch[{', '.join(map(str, unused))}] are not used. If "
+            "the model needs them pass forward=lambda model, batch: model(*batch[:-1]) (any "
+            "callable), if the labels are elsewhere pass labels=INDEX",
+        )
 
     def run_inputs(self, model: nn.Module, x: Any) -> None:
         """``model(**x)`` for a dict of inputs, else ``model(x)`` (``forward(model, x)`` if given)."""
@@ -95,15 +123,18 @@ class BatchReader:
 
     def mask_of(self, batch: Any) -> torch.Tensor | None:
         g = self.mask
+        self.dict_batch = False
         if g is None:
             return None
         if callable(g):
             return g(batch)
         if isinstance(g, int):
             return batch[g]
-        for holder in (batch, batch[0] if isinstance(batch, tuple | list) and batch else None):
+        holders = (batch, batch[0] if isinstance(batch, tuple | list) and batch else None)
+        for holder in holders:
             if isinstance(holder, Mapping) and g in holder:
                 return holder[g]
+        self.dict_batch = any(isinstance(h, Mapping) for h in holders)
         return None
 
     def _unreadable(self, batch: Any, what: str) -> str:

@@ -57,8 +57,12 @@ class FeatureCache:
         self.nbytes = 0
         self.batches: list[list[tuple]] = []  # per batch: [(tap, features, labels)]
 
+    def fits(self, feats: list[tuple]) -> bool:
+        """Whether one more batch of features stays within the budget."""
+        return self.nbytes + _size(feats) <= self.budget
+
     def add(self, feats: list[tuple], index: int) -> None:
-        size = sum(_nbytes(x) + _nbytes(y) for _, x, y in feats)
+        size = _size(feats)
         if self.nbytes + size > self.budget:
             self._refuse(feats, size, index)
         self.nbytes += size
@@ -79,6 +83,10 @@ class FeatureCache:
     def clear(self) -> None:
         self.batches.clear()
         self.nbytes = 0
+
+
+def _size(feats: list[tuple]) -> int:
+    return sum(_nbytes(x) + _nbytes(y) for _, x, y in feats)
 
 
 def _nbytes(t: torch.Tensor) -> int:

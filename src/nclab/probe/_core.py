@@ -3,25 +3,25 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 import torch
 from torch import nn
 
-from .._kernels import classifier_sums, scratch_f64
-from ..collapse import ClassStats
 from ..errors import DataError
 from ..metrics import collapse_metrics
 from ..progress import track
 from . import _guards as guards
+from . import _passes as passes
 from ._batches import BatchReader, Getter, to_device
 from ._cache import CACHE_BUDGET, FeatureCache, second_pass_mode
 from ._classes import ClassSet, EmptyClasses
 from ._ood import nc5_per_layer
 from ._pooling import check_reduce, pool, token_keep, token_rows
 from ._result import ProbeResult, first_pass_decisions, reword_skipped
-from ._taps import BoundTap, Tap, bind, find_module
+from ._session import ProbeSession
+from ._taps import BoundTap, Layers, Tap, bind, find_module, named_specs
 
 Reduce = Literal["flatten", "avgpool", "cls", "last", "mean"] | Callable[..., torch.Tensor]
 
@@ -32,7 +32,8 @@ class CollapseProbe:
     Args:
         model: any ``nn.Module``.
         layers: layer specs (``"layer4"``, ``"fc:input"``, ``"encoder[0]"``) or :class:`Tap`
-            objects; one string is one layer.
+            objects; one string is one layer; a dict ``{name: spec}`` names them in the results
+            (``{"penultimate": "fc:input"}``, as torchvision's feature extractor does).
         num_classes: K.
         reduce: ``"flatten"`` (default), ``"avgpool"``, ``"cls"``, ``"last"``, ``"mean"`` or a
             callable ``f(t)`` / ``f(t, mask)``; a :class:`Tap` may override it.
@@ -57,7 +58,7 @@ class CollapseProbe:
     def __init__(
         self,
         model: nn.Module,
-        layers: Iterable[str | Tap] | str | Tap,
+        layers: Layers,
         num_classes: int,
         reduce: Reduce = "flatten",
         classifier: str | nn.Module | None = None,
@@ -94,6 +95,8 @@ class CollapseProbe:
     def _bind(self, layers, modules) -> list[BoundTap]:
         if isinstance(layers, str | Tap):
             layers = [layers]
+        elif isinstance(layers, Mapping):
+            layers = named_specs(layers)
         taps = [bind(self.model, spec, modules) for spec in layers]
         if not taps:
             raise DataError("CollapseProbe needs at least one layer name")
@@ -169,30 +172,47 @@ class CollapseProbe:
             self.reader.run(self.model, batch)
         else:
             self.reader.run_inputs(self.model, batch)
+        return self._collect(y, mask, index, "the model's forward")[0]
+
+    def _collect(self, y, mask, index: int, where: str, rows: int | None = None):
+        """The features of the values the hooks recorded in one forward: ([(tap, features (n, D),
+        labels (n,))], the samples of each batch row: its kept tokens in token mode, else None (one
+        each)). ``rows``: only the first ``rows`` rows of the batch."""
+        if rows is not None:
+            y = y[:rows]
+            mask = mask[:rows] if mask is not None else None
+        self._warn_unmasked(mask)
         keep = token_keep(y, mask, self.ignore_index) if self.tokens else None
         out = []
         for tap in self.taps:
-            where = f"the {tap.side} of layer {tap.name!r}"
             if tap.value is None:
                 raise DataError(
-                    f"layer {tap.name!r}: module {tap.module_name!r} was not called in the "
-                    f"model's forward (batch {index}); measure a module that forward() runs"
+                    f"layer {tap.name!r}: module {tap.module_name!r} was not called in "
+                    f"{where} (batch {index}); measure a module that forward() runs"
                 )
+            value = tap.value if rows is None else tap.value[:rows]
+            tap.value = None
+            side = f"the {tap.side} of layer {tap.name!r}"
             if keep is not None:
-                out.append((tap, token_rows(tap.value, keep, where), y[keep.to(y.device)]))
+                out.append((tap, token_rows(value, keep, side), y[keep.to(y.device)]))
             else:
                 reduce = tap.reduce if tap.reduce is not None else self.reduce
-                out.append((tap, pool(tap.value, reduce, mask, where), y))
-            tap.value = None
-        return out
+                out.append((tap, pool(value, reduce, mask, side), y))
+        return out, (keep.sum(1) if keep is not None else None)
 
-    def _new_stats(self, feats: list[tuple], scatter: str, why: str) -> None:
-        new = [(t, x) for t, x, _ in feats if t.stats is None]
-        if scatter == "full":
-            dims = {t.name: x.shape[1] for t, x in new}
-            guards.check_scatter_memory(dims, self.max_scatter_bytes, guards.SCATTER_ADVICE[why])
-        for t, x in new:
-            t.stats = ClassStats(self.num_classes, x.shape[1], device=x.device, scatter=scatter)
+    def _warn_unmasked(self, mask) -> None:
+        """A dict batch without an attention mask, pooled over its tokens: padding counts."""
+        if mask is not None or not self.reader.dict_batch or self.tokens:
+            return
+        pooled = [t.reduce if t.reduce is not None else self.reduce for t in self.taps]
+        used = sorted({r for r in pooled if isinstance(r, str) and r in ("mean", "last")})
+        if used:
+            self.reader.warn_once(
+                "mask",
+                f"the dict batches have no {self.reader.mask!r} key: reduce={used[0]!r} pools "
+                "every token, padding included; name the attention mask with mask='key' (or "
+                "mask=callable(batch); mask=None to pool every token without this warning)",
+            )
 
     def observe(
         self, inputs: Any, labels: Any = None, device=None, scatter: str | None = None
@@ -221,52 +241,14 @@ class CollapseProbe:
         finally:
             if not attached:
                 self._detach()
-        self._new_stats(feats, scatter, why)
-        for tap, x, y in feats:
-            with guards.naming(tap, index):
-                tap.stats.update(x, y)
+        passes.first_pass(self, feats, index, scatter, why)
         self._observed += 1
         return feats
 
     def _decide(self, batch: Any, index: int, device, check: guards.PassCheck | None) -> None:
         with guards.Modes(self.model, self.eval_mode):
             feats = self._features(batch, None, index, device)
-        self._decide_features(feats, index, check)
-
-    def _decide_features(self, feats: list[tuple], index: int, check) -> None:
-        """The second pass of one batch's features (the classifier's W, b on its input tap)."""
-        w, b = self._classifier_params()
-        for tap, x, y in feats:
-            y = self.classes.renumber(y, index)
-            with guards.naming(tap, index):
-                clf = tap.is_classifier
-                tap.stats.decision_pass(x, y, w if clf else None, b if clf else None)
-            if check is not None and check.name == tap.name:
-                check.add(tap.stats, x, y)
-
-    def _classifier_params(self):
-        """W, b of the classifier (after dropped classes: the rows of the classes kept)."""
-        if self._clf is None:
-            return None, None
-        b = getattr(self._clf, "bias", None)
-        b = b.detach() if isinstance(b, torch.Tensor) else None
-        return self.classes.rows(self._clf.weight.detach(), b)
-
-    def _classify_first_pass(self, feats: list[tuple]) -> None:
-        """Without a second pass: ``nc3_cos`` and ``acc`` of the classifier input, which need each
-        sample and W (not the final class means), accumulated in float64 during the first pass."""
-        w, b = self._classifier_params()
-        for tap, feat, labels in feats:
-            if w is None or not tap.is_classifier:
-                continue
-            x = scratch_f64(feat)
-            y = labels.to(x.device)
-            b64 = b.to(x.device, torch.float64) if b is not None else None
-            cos_sum, correct, zeros, _ = classifier_sums(x, y, w.to(x.device, torch.float64), b64)
-            part = torch.tensor(
-                [cos_sum, correct, len(y), zeros], dtype=torch.float64, device=x.device
-            )
-            tap.clf_sums = part if tap.clf_sums is None else tap.clf_sums + part
+        passes.decide(self, feats, index, check)
 
     # --- the passes ------------------------------------------------------------------------------
     def run(
@@ -309,20 +291,26 @@ class CollapseProbe:
         try:
             with torch.no_grad():
                 self._first_pass(loader, device, mode, max_batches, progress, cache)
-                if distributed:
-                    for tap in self.taps:
-                        tap.stats.all_reduce()
-                        if tap.clf_sums is not None:
-                            guards.all_reduce_sum(tap.clf_sums)
-                self.classes.settle(self.taps)
+                passes.merge_first_pass(self, distributed)
                 if mode == "reread":
                     self._second_pass(loader, device, max_batches, distributed, progress)
                 elif mode == "cache":
-                    self._cached_second_pass(cache, distributed)
+                    passes.cached_second_pass(self, cache, distributed)
         finally:
             self._detach()
-        self._record_classifier()
+        passes.record_classifier(self)
         return self.result()
+
+    def session(
+        self,
+        second_pass: bool | Literal["cache"] = True,
+        cache_budget: int | str = CACHE_BUDGET,
+        max_batches: int | None = None,
+    ) -> ProbeSession:
+        """A measurement on forward passes that something else runs (a training framework's
+        validation loop): ``attach()`` the hooks, ``add(batch)`` after each forward, ``finish()``
+        for the result; see :class:`~nclab.probe.ProbeSession`."""
+        return ProbeSession(self, second_pass, cache_budget, max_batches)
 
     def nc5(self, ood_loader: Iterable, centre: bool = False, **kwargs) -> dict[str, float]:
         """{layer: NC5} of an out-of-distribution loader against the class means of :meth:`run`
@@ -341,25 +329,9 @@ class CollapseProbe:
             if cache is not None:
                 cache.add(feats, i)
             if mode is None:
-                self._classify_first_pass(feats)
+                passes.classify_first_pass(self, feats)
         if any(t.stats is None for t in self.taps):
             raise DataError("the loader yielded no batches")
-
-    def _cached_second_pass(self, cache: FeatureCache, distributed: bool) -> None:
-        for i, feats in enumerate(cache.batches):
-            self._decide_features(feats, i, None)
-        cache.clear()
-        if distributed:
-            for tap in self.taps:
-                tap.stats.all_reduce_second_pass()
-
-    def _record_classifier(self) -> None:
-        """The classifier's W, b recorded on its input tap's statistics (the second pass already
-        did; without it, here), so that ``result.stats[layer].compute()`` gives the same metrics."""
-        w, b = self._classifier_params()
-        for tap in self.taps:
-            if w is not None and tap.is_classifier and tap.stats.weights is None:
-                tap.stats.set_classifier(w, b)
 
     def _second_pass(self, loader, device, max_batches, distributed, progress) -> None:
         check = guards.PassCheck(min(self.taps, key=lambda t: t.stats.dim).name)
@@ -376,7 +348,7 @@ class CollapseProbe:
 
     def result(self) -> ProbeResult:
         """Metrics of the statistics gathered so far (by :meth:`run` or :meth:`observe`)."""
-        w, b = self._classifier_params()
+        w, b = passes.classifier_params(self)
         metrics, stats = {}, {}
         for tap in self.taps:
             if tap.stats is None:

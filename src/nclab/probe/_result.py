@@ -59,7 +59,7 @@ def first_pass_decisions(m: Metrics, clf_sums: torch.Tensor) -> None:
         m.skipped.pop("nc3_cos", None)
 
 
-_NEEDS_W = ("nc2_w_etf", "nc2_w_of", "nc3", "nc3_of", "nc3_cos", "nc4", "acc")
+NEEDS_CLASSIFIER = ("nc2_w_etf", "nc2_w_of", "nc3", "nc3_of", "nc3_cos", "nc4", "acc")
 
 
 def reword_skipped(m: Metrics, tap: BoundTap, classifier: str | None) -> None:
@@ -74,7 +74,7 @@ def reword_skipped(m: Metrics, tap: BoundTap, classifier: str | None) -> None:
             f"needs the classifier's weights, which apply to its input: see layer "
             f"'{classifier}:input' (classifier={classifier!r})"
         )
-    for key in _NEEDS_W:
+    for key in NEEDS_CLASSIFIER:
         if not tap.is_classifier and key not in m:
             m.skipped[key] = f"{key} {no_w}"
     for key, reason in list(m.skipped.items()):

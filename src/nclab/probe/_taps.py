@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import torch
@@ -91,6 +91,30 @@ class BoundTap:
         else:
             t = read_value(output, self.select, where, self)
         self.value = t.detach()
+
+
+#: what ``layers=`` takes: one spec, a list of specs, or ``{name: spec}``
+Layers = str | Tap | Iterable[str | Tap] | Mapping[str, str | Tap]
+
+
+def named_specs(layers: Mapping) -> list[Tap]:
+    """``{name: spec}`` (torchvision's ``return_nodes`` style) as Taps named by their keys.
+
+    >>> [(t.name, t.module, t.side) for t in named_specs({"penultimate": "fc:input"})]
+    [('penultimate', 'fc', 'input')]
+    """
+    out = []
+    for name, spec in layers.items():
+        if not isinstance(name, str) or not name:
+            raise DataError(f"layers={{name: spec}} needs non-empty string names, got {name!r}")
+        if isinstance(spec, str):
+            spec = Tap.parse(spec)
+        elif not isinstance(spec, Tap):
+            raise DataError(
+                f"layers[{name!r}] must be a layer spec or a Tap, got {type(spec).__name__}"
+            )
+        out.append(replace(spec, name=name))
+    return out
 
 
 def bind(model: nn.Module, spec: str | Tap, modules: dict[str, nn.Module]) -> BoundTap:

@@ -7,6 +7,7 @@ names to ``module:function``; modules are imported on first use.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Callable
 
@@ -37,7 +38,11 @@ PREDICTIONS: dict[str, str] = {
 def get_prediction(name: str) -> Callable[..., Prediction]:
     """The function behind a prediction name (``"ufm-mse"`` -> :func:`nclab.theory.ufm.ufm_mse`)."""
     if name not in PREDICTIONS:
-        raise TheoryError(f"unknown prediction {name!r}; predictions: {', '.join(PREDICTIONS)}")
+        close = difflib.get_close_matches(name, list(PREDICTIONS), n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+        raise TheoryError(
+            f"unknown prediction {name!r}{hint}; predictions: {', '.join(PREDICTIONS)}"
+        )
     mod, _, fn = PREDICTIONS[name].partition(":")
     try:
         module = importlib.import_module(f"{__name__}.{mod}")
