@@ -15,6 +15,8 @@ from nclab.provenance import command_line, git_state
 from test_cli_theory import run as cli
 
 TINY = {"train.epochs": 2, "model.width": 8, "model.depth": 1, "log_every": 1}
+#: what the run computes differently from the preset (log_every is bookkeeping)
+SET = {k: v for k, v in TINY.items() if k != "log_every"}
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +47,7 @@ def test_a_record_holds_summary_config_and_provenance(demo_run):
     _clean(demo_run)
     rec = record_of(demo_run)
     assert rec["experiment"] == "demo" and rec["preset"] is None
-    assert rec["overrides"] == TINY and rec["seeds"] == [0, 1]
+    assert rec["overrides"] == SET and rec["seeds"] == [0, 1]
     assert rec["config"]["train"]["epochs"] == 2
     assert "figures" not in rec["summary"] and len(rec["summary"]["per_seed"]) == 2
     prov = rec["provenance"]
@@ -63,7 +65,7 @@ def test_dirty_runs_are_refused_unless_asked(demo_run, tmp_path):
     _clean(demo_run)
 
 
-def test_adding_twice_records_once_and_lists(demo_run, tmp_path, capsys):
+def test_adding_twice_records_once_and_lists(demo_run, tmp_path, capsys, monkeypatch):
     _clean(demo_run)
     led = tmp_path / "ledger"
     code, out, err = cli(["evidence", "add", str(demo_run), "--ledger", str(led), "--json"], capsys)
@@ -74,12 +76,18 @@ def test_adding_twice_records_once_and_lists(demo_run, tmp_path, capsys):
     code, out, _ = cli(["evidence", "list", "--ledger", str(led), "--json"], capsys)
     (row,) = json.loads(out)
     assert row["experiment"] == "demo" and row["seeds"] == 2 and row["path"] == first
-    (rec,) = Ledger(led).find("demo", None, TINY)
+    (rec,) = Ledger(led).find("demo", None, SET)
+    assert rec.current()
     assert (
         rec.summary["per_seed"][1]["test_acc"]
         == json.loads((demo_run / "summary.json").read_text())["per_seed"][1]["test_acc"]
     )
     assert Ledger(led).find("demo", None, {}) == []
+    demo = get_experiment("demo")  # the defaults changed since: the record is stale
+    monkeypatch.setattr(demo, "presets", {"new": {"train.lr": 0.5}})
+    monkeypatch.setattr(demo, "default_preset", "new")
+    assert Ledger(led).find("demo", None, SET) == []
+    assert len(Ledger(led).find("demo", None, SET, current=False)) == 1
 
 
 def test_unfinished_or_foreign_directories_are_refused(tmp_path, capsys):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import flatten
-from ..errors import RunError
+from ..errors import NclabError, RunError
 from ..experiments.catalog import get_experiment
 from ..experiments.protocol import UNITS
 from ..provenance import PROVENANCE, SOURCE, now
@@ -58,14 +58,13 @@ def _matrix(v: Any) -> bool:
 
 
 def overrides_of(experiment: str, preset: str | None, config: Mapping[str, Any]) -> dict:
-    """The dotted keys where ``config`` differs from the preset's resolved config (seeds aside:
-    a record names its seeds)."""
+    """The dotted keys where ``config`` differs from the preset's resolved config, bookkeeping
+    keys (seeds, threads, workers, how often to log...) aside: what the run computed differently."""
     exp = get_experiment(experiment)
-    base = flatten(exp.config(preset).to_dict())
+    skip = set(exp.bookkeeping_keys())
+    base = exp.setting(preset)
     mine = flatten(exp.config_cls.from_dict(config).to_dict())
-    return {
-        k: v for k, v in sorted(mine.items()) if k not in ("seed", "seeds") and base.get(k) != v
-    }
+    return {k: v for k, v in sorted(mine.items()) if k not in skip and base.get(k) != v}
 
 
 def group_key(experiment: str, preset: str | None, overrides: Mapping[str, Any], seeds: int) -> str:
@@ -111,6 +110,19 @@ class Record:
     def started(self) -> str:
         return self.provenance.get("started") or ""
 
+    def current(self) -> bool:
+        """Whether the record's config is what its preset and overrides resolve to today
+        (bookkeeping keys aside): a record of a preset changed since, or of a config this nclab
+        no longer reads, is stale and judges nothing."""
+        exp = get_experiment(self.experiment)
+        skip = set(exp.bookkeeping_keys())
+        try:
+            now = exp.setting(self.preset, dict(self.overrides))
+            then = flatten(exp.config_cls.from_dict(self.config).to_dict())
+        except NclabError:
+            return False
+        return now == {k: v for k, v in then.items() if k not in skip}
+
 
 class Ledger:
     """The records under ``root`` (default :func:`default_root`)."""
@@ -124,15 +136,23 @@ class Ledger:
             yield Record.load(path)
 
     def find(
-        self, experiment: str, preset: str | None, overrides: Mapping[str, Any] | None = None
+        self,
+        experiment: str,
+        preset: str | None,
+        overrides: Mapping[str, Any] | None = None,
+        current: bool = True,
     ) -> list[Record]:
         """The records of ``experiment`` / ``preset`` with exactly these overrides, the most
-        seeds first, then the newest."""
+        seeds first, then the newest; with ``current`` only those whose config is what the
+        preset resolves to today (:meth:`Record.current`)."""
         want = dict(overrides or {})
         found = [
             r
             for r in self.records()
-            if r.experiment == experiment and r.preset == preset and dict(r.overrides) == want
+            if r.experiment == experiment
+            and r.preset == preset
+            and dict(r.overrides) == want
+            and (not current or r.current())
         ]
         return sorted(found, key=lambda r: (len(r.seeds), r.started), reverse=True)
 
