@@ -25,7 +25,7 @@ from nclab.reproduce import Claim, RunSpec, all_claims
 from nclab.reproduce.instance import fmt_value, paper_preset
 from nclab.reproduce.registry import CLAIM_MODULES
 
-MODES = ("quick", "full")
+MODES = ("quick", "medium", "full")
 
 
 def _flat(data, prefix=""):

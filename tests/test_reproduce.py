@@ -400,7 +400,9 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
     assert {"name", "value", "threshold", "passed"} <= set(checks[0])
     assert checks[1]["threshold"] == 2.0 and checks[1]["passed"] is False
     assert checks[0]["value"] == by_id["demo/accuracy"].measured["test accuracy"]["mean"]
-    assert rows["demo/gpu"]["instance"] == "paper setting; not stated in the paper: model.width 128"
+    assert rows["demo/gpu"]["instance"] == (
+        "paper setting; not stated in the paper: model.width 128, seeds 3"
+    )
 
 
 # --- resume -----------------------------------------------------------------------------------------

@@ -7,10 +7,12 @@ compared with it key by key (:meth:`Experiment.setting
 <nclab.experiments.protocol.Experiment.setting>`: the resolved config, bookkeeping keys left out):
 
 * no difference: ``"paper setting"``, then the keys the paper does not state and the preset chose,
-  ``"; not stated in the paper: train.batch_size 100, model.dropout 0"``;
+  ``"; not stated in the paper: train.batch_size 100, model.dropout 0, seeds 3"`` (the seed count
+  too, where the paper does not give it);
 * differences: ``"smaller: model.d 32 (paper: 100), train.epochs 40 (paper preset: 1200)"``: a key
-  the paper does not state shows the paper preset's value as such, and a key the paper preset does
-  not use (``PaperSetting.unused``) shows ours only;
+  the paper does not state shows the paper preset's value as such, a key the paper preset does
+  not use (``PaperSetting.unused``) shows ours only, and fewer seeds than the paper's count
+  (``PaperSetting.seeds``) are a difference too;
 * no paper preset: ``"our instance: no preset runs the paper's setting (<reason>)"``, and in quick
   mode what the quick preset changes from the full one, ``"; quick: train.steps 40000 (full:
   100000)"``.
@@ -126,9 +128,13 @@ def run_instance(spec: RunSpec, mode: str) -> RunInstance:
     declared = exp.paper[paper]
     ref = exp.setting(paper)
     diff = _differences(ours, ref, "paper", declared.unstated, declared.unused)
+    seeds = spec.seeds_at(mode)
+    if declared.seeds is not None and seeds != declared.seeds:
+        diff += (f"seeds {seeds} (paper: {declared.seeds})",)
     if diff:
         return RunInstance("smaller", diff)
-    return RunInstance("paper", tuple(f"{k} {fmt_value(ref[k])}" for k in declared.unstated))
+    unstated = tuple(f"{k} {fmt_value(ref[k])}" for k in declared.unstated)
+    return RunInstance("paper", unstated + (() if declared.seeds else (f"seeds {seeds}",)))
 
 
 def _ours_text(run: RunInstance) -> str:
@@ -156,6 +162,9 @@ def instance_text(claim: Claim, mode: str) -> str:
         return OURS + _ours_text(next(iter(runs.values())))
     parts = []
     for alias, r in runs.items():
-        text = {"paper": PAPER_SETTING, "smaller": ", ".join(r.items)}.get(r.kind) or _ours_text(r)
+        if r.kind == "paper":
+            text = PAPER_SETTING + (f" (not stated: {', '.join(r.items)})" if r.items else "")
+        else:
+            text = ", ".join(r.items) if r.kind == "smaller" else _ours_text(r)
         parts.append(named(alias, text))
     return SMALLER + "; ".join(parts)

@@ -66,7 +66,11 @@ PRESETS: dict[str, dict[str, Any]] = {
     for name, over in {**_FAITHFUL, **_QUICK}.items()
 }
 PRESETS["a3-uniform-medium"] = {"figure": "a3-uniform", **_MEDIUM}
+# the claims' medium scale (about an hour for 3 seeds on 2 cores): the large settings; A.4's
+# language model over as many steps, one epoch over 0.75 M sentences
 PRESETS["a3-uniform-large"] = {"figure": "a3-uniform", **_LARGE}
+PRESETS["a3-zipf-large"] = {"figure": "a3-zipf", **_LARGE, **ZIPF}
+PRESETS["a4-lm-large"] = {"figure": "a4-lm", **_LARGE, **LM, "data.nspl": 750, "train.epochs": 1}
 
 _SIZES = "nc=3, nw=1200, L=15, K=1000; GPT-2 2 layers, 8 heads, width 512; AdamW 1e-4, wd 0.1"
 

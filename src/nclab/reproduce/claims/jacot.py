@@ -34,9 +34,9 @@ CLAIMS = [
             "main": RunSpec(
                 "linear-head",
                 quick="fig1-mlp-quick",
+                medium="fig1-mlp",
                 full="fig1-mlp-mnist-gpu",
                 full_needs_gpu=True,
-                seeds=2,
             )
         },
         measured={
@@ -127,9 +127,9 @@ CLAIMS = [
             "main": RunSpec(
                 "linear-head",
                 quick="fig2-depth-quick",
+                medium="fig2-depth",
                 full="fig2-depth-mnist-gpu",
                 full_needs_gpu=True,
-                seeds=3,
             )
         },
         measured={
@@ -189,9 +189,9 @@ CLAIMS = [
             "main": RunSpec(
                 "linear-head",
                 quick="fig3-nonlinear-depth-quick",
+                medium="fig3-nonlinear-depth",
                 full="fig3-nonlinear-depth-mnist-gpu",
                 full_needs_gpu=True,
-                seeds=3,
             )
         },
         measured={
@@ -256,7 +256,6 @@ CLAIMS = [
                 "linear-head",
                 quick="balancedness-rate-quick",
                 full="balancedness-rate",
-                seeds=2,
                 no_paper=_NO_RUN,
             )
         },
@@ -323,7 +322,7 @@ CLAIMS = [
 ]
 
 
-def _resnet20(base_id: str, new_id: str, full: str, cpu: str, seeds: int) -> Claim:
+def _resnet20(base_id: str, new_id: str, full: str, cpu: str) -> Claim:
     """The claim ``base_id`` on the paper's ResNet20 backbone (CIFAR-10, GPU only: no quick
     preset; the CPU presets ``*-resnet20-digits`` show the trend on a narrow ResNet20, with their
     numbers in docs/linear-head.md)."""
@@ -334,7 +333,7 @@ def _resnet20(base_id: str, new_id: str, full: str, cpu: str, seeds: int) -> Cla
         where=f"{base.where} (ResNet20 backbone on CIFAR-10)",
         claim=f"With a ResNet20 backbone followed by the MLP and linear head: {base.claim}",
         runs={
-            "main": RunSpec("linear-head", quick=None, full=full, full_needs_gpu=True, seeds=seeds)
+            "main": RunSpec("linear-head", quick=None, medium=cpu, full=full, full_needs_gpu=True)
         },
         quick_seconds=0.0,
         note=f"GPU only (CIFAR-10 files from data.data_dir). On a CPU, nclab run linear-head "
@@ -349,13 +348,11 @@ CLAIMS += [
         "jacot/fig1-resnet20",
         "fig1-resnet20-cifar10-gpu",
         "fig1-resnet20-digits",
-        seeds=1,
     ),
     _resnet20(
         "jacot/fig2-depth",
         "jacot/fig2-depth-resnet20",
         "fig2-depth-resnet20-cifar10-gpu",
         "fig2-depth-resnet20-digits",
-        seeds=2,
     ),
 ]

@@ -28,7 +28,6 @@ CLAIMS = [
                 "linear-head",
                 quick="conditioning-minimiser-quick",
                 full="conditioning-minimiser",
-                seeds=2,
                 no_paper=_NO_RUN,
             )
         },
@@ -121,7 +120,7 @@ CLAIMS = [
         "||Theta||_op + O(eps1) + O(lambda) (19).",
         runs={
             "main": RunSpec(
-                "linear-head", quick="ntk-bound-quick", full="ntk-bound", seeds=2, no_paper=_NO_RUN
+                "linear-head", quick="ntk-bound-quick", full="ntk-bound", no_paper=_NO_RUN
             )
         },
         measured={

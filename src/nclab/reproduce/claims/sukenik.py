@@ -56,9 +56,7 @@ CLAIMS: list[Claim] = [
         claim="The GUFM with MSE loss is minimised by collapsed features forming an orthogonal "
         "frame on the LayerNorm sphere, with ‖w_k‖ = 1/(√d(1+λ_app K)) (appendix "
         "normalisation, λ_app = λ/d); needs d >= K+1.",
-        runs={
-            "main": RunSpec(EXP, quick="gufm-mse", full="gufm-mse", seeds=3, no_paper=_PROOF_ONLY)
-        },
+        runs={"main": RunSpec(EXP, quick="gufm-mse", full="gufm-mse", no_paper=_PROOF_ONLY)},
         measured={
             "objective": "objective",
             "||w_k||": "measured_norms.w_norm",
@@ -94,7 +92,7 @@ CLAIMS: list[Claim] = [
         where="Appendix, proof of Lemma 4.1 (CE, via Zhu et al. Thm 3.1)",
         claim="The GUFM with cross-entropy loss is minimised by collapsed features forming a "
         "simplex ETF on the LayerNorm sphere, with W aligned to it.",
-        runs={"main": RunSpec(EXP, quick="gufm-ce", full="gufm-ce", seeds=3, no_paper=_PROOF_ONLY)},
+        runs={"main": RunSpec(EXP, quick="gufm-ce", full="gufm-ce", no_paper=_PROOF_ONLY)},
         measured={
             "objective": "objective",
             "||w_k||": "measured_norms.w_norm",
@@ -245,10 +243,22 @@ def _depth_claim(
     )
 
 
-def _deep_ln(quick: str, full: str, paper: str | None = None, no_paper: str = "") -> RunSpec:
-    """A ``deep-ln`` run of 3 seeds with its paper preset (a ``*-gpu`` preset: the paper's setting
-    as far as it is known), or why no preset runs the paper's setting."""
-    return RunSpec("deep-ln", quick=quick, full=full, seeds=3, paper=paper, no_paper=no_paper)
+def _deep_ln(
+    quick: str, medium: str, paper: str | None = None, no_paper: str = "", ladder: bool = False
+) -> RunSpec:
+    """A ``deep-ln`` run of 3 seeds: the quick sweep; where a ``*-gpu`` preset runs the paper's
+    setting (as far as it is known), the CPU sweep of the paper's seven depths at medium scale and
+    that preset at full scale; else (``no_paper`` says why) the CPU sweep at full scale, and at
+    medium scale too with ``ladder`` (a run of a claim whose other run has a medium scale)."""
+    gpu = paper is not None
+    return RunSpec(
+        "deep-ln",
+        quick=quick,
+        medium=medium if gpu or ladder else None,
+        full=paper or medium,
+        full_needs_gpu=gpu,
+        no_paper=no_paper,
+    )
 
 
 _MAIN_TEXT = "the main text, which defines these runs, is not in papers/"
@@ -352,6 +362,7 @@ CLAIMS += [
                 "rn2-ce-const-quick",
                 "rn2-ce-const",
                 no_paper=f"{_MAIN_TEXT}; nor is the setting of the appendix's constant-λ figure",
+                ladder=True,
             ),
         },
         measured={

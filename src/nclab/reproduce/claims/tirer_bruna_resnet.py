@@ -86,6 +86,7 @@ def _resnet(mse: bool) -> Claim:
             "main": RunSpec(
                 "resnet-ufm",
                 quick=f"tb-resnet18-digits-{setting.split('-')[0]}-quick",
+                medium=f"tb-resnet18-digits-{setting.split('-')[0]}-medium",
                 full=f"tb-resnet18-mnist-{setting.split('-')[0]}-gpu",
                 full_needs_gpu=True,
             )
