@@ -113,10 +113,11 @@ class Claim:
     """One claim of a paper, as ``nclab reproduce`` runs and judges it.
 
     ``measured`` / ``theory`` map a label to a summary path; ``paper`` maps a label to the paper's
-    value (a number or a short text). ``quick_seconds`` / ``full_seconds`` are runtime estimates
-    of its runs, each on one CPU core as ``nclab reproduce`` schedules them on 2 cores (full: on
-    the hardware it needs). What a mode's presets change from the paper's setting is computed
-    (:meth:`instance`), never typed.
+    value (a number or a short text). ``quick_seconds`` / ``medium_seconds`` / ``full_seconds``
+    are runtime estimates of its runs at each scale, each on one CPU core as ``nclab reproduce``
+    schedules them on 2 cores (full: on the hardware it needs); :meth:`seconds` gives them by
+    scale. What a scale's presets change from the paper's setting is computed (:meth:`instance`),
+    never typed.
 
     Every path the claim reads (:meth:`paths`) must name a field of its run's summary type
     (:func:`~nclab.experiments.schema.summary_type`), else :class:`~nclab.errors.ConfigError`.
@@ -135,6 +136,7 @@ class Claim:
     quick_seconds: float = 60.0
     full_seconds: float = 600.0
     note: str = ""
+    medium_seconds: float = 3600.0
     check_paths: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -175,6 +177,12 @@ class Claim:
         out = [*self.measured.values(), *self.theory.values()]
         out += [p for chk in self.checks for p in chk.paths()]
         return list(dict.fromkeys(out))
+
+    def seconds(self, scale: str) -> float:
+        """The runtime estimate at ``scale``."""
+        return {"quick": self.quick_seconds, "medium": self.medium_seconds}.get(
+            scale, self.full_seconds
+        )
 
     def needs_gpu(self, mode: str) -> bool:
         return mode == "full" and any(r.full_needs_gpu for r in self.runs.values())

@@ -113,6 +113,7 @@ CLAIMS = [
             ),
         ],
         quick_seconds=45.0,
+        medium_seconds=1500.0,  # fig1-mlp: 8.1 min a seed (docs/linear-head.md)
         full_seconds=6 * 3600.0,
         note="CPU quick preset: MNIST-1D (100 per class), Adam, wd 5e-4, 300 epochs; the paper: "
         "MNIST, wd 0.0018, lr 0.001, 10000 epochs (fig1-mlp-mnist-gpu).",
@@ -176,6 +177,7 @@ CLAIMS = [
             ),
         ],
         quick_seconds=40.0,
+        medium_seconds=3600.0,
         full_seconds=24 * 3600.0,
         note="CPU quick preset: MNIST-1D (50 per class), width 64, L2 in {1, 3, 5}, wd 5e-4, 3 seeds.",
     ),
@@ -239,6 +241,7 @@ CLAIMS = [
             ),
         ],
         quick_seconds=45.0,
+        medium_seconds=3600.0,
         full_seconds=24 * 3600.0,
         note="CPU quick preset: MNIST-1D (50 per class), width 64, L2 = 1, L1 in {4, 8, 12}, weight "
         "decay 0.004 / L (the paper: 0.016 / L), 3 seeds.",
@@ -336,6 +339,7 @@ def _resnet20(base_id: str, new_id: str, full: str, cpu: str) -> Claim:
             "main": RunSpec("linear-head", quick=None, medium=cpu, full=full, full_needs_gpu=True)
         },
         quick_seconds=0.0,
+        medium_seconds=2100.0,  # the *-resnet20-digits presets: 10-15 min a seed
         note=f"GPU only (CIFAR-10 files from data.data_dir). On a CPU, nclab run linear-head "
         f"--preset {cpu} runs a narrow ResNet20 (base width 4) on the 8 x 8 digits: "
         "docs/linear-head.md has its numbers.",

@@ -279,6 +279,7 @@ CLAIMS: list[Claim] = [
         paper_values=_h_and_h_star_acc("no-wd-fig4b", "no-wd-fig4c"),
         checks=_h_star_beats_h(20),
         quick_seconds=8,
+        medium_seconds=7200,  # the -medium presets: about an hour for 3 seeds on 2 cores
         full_seconds=40_000,
         note="the full runs are the paper's 5 million SGD iterations each (~5.5 h each on 2 "
         "cores at 4 ms per step)",
@@ -307,6 +308,7 @@ CLAIMS: list[Claim] = [
             *_variability("word NC1 (tr ratio by concept)", "nc1_trace", "word-nc1"),
         ],
         quick_seconds=30,
+        medium_seconds=7200,
         full_seconds=20_000,
         note=_FIVE_MILLION,
     ),
@@ -331,6 +333,7 @@ CLAIMS: list[Claim] = [
             _NORM_FOLLOWS_FREQUENCY,
         ],
         quick_seconds=35,
+        medium_seconds=7200,
         full_seconds=20_000,
         note=_FIVE_MILLION,
     ),

@@ -64,6 +64,7 @@ def _a3(freq: str, fig: str) -> Claim:
             *_embedding_checks(),
         ],
         quick_seconds=85,
+        medium_seconds=3900,  # a3-*-large: 1214-1344 s a seed on one core (measured, uniform)
         full_seconds=7000,
         note="faithful: 15 000 AdamW steps of a width-512 GPT-2 on 100 x 16 tokens, 0.46 s a "
         "step on one core (measured): ~2 h a seed (see docs/feature-collapse.md)",
@@ -94,6 +95,7 @@ CLAIMS: list[Claim] = [
             *_embedding_checks(),
         ],
         quick_seconds=91,
+        medium_seconds=3900,
         full_seconds=5000,  # 10 000 steps at 0.49 s on one core (measured), plus measurement
     ),
     Claim(
@@ -130,6 +132,7 @@ CLAIMS: list[Claim] = [
             ),
         ],
         quick_seconds=10,
+        medium_seconds=510,  # a5-cfg-medium: 142-183 s a seed (measured)
         full_seconds=1700,  # measured: 1640-1755 s a seed on one core
         note="the paper leaves alphabets, widths, optimiser and data size open: the a5-cfg "
         "preset's choices are in docs/feature-collapse.md",

@@ -238,6 +238,7 @@ def _depth_claim(
         paper_values={"slope": "about -1/3 on log-log axes (Figure 1, as reported)"},
         checks=_depth_checks(),
         quick_seconds=quick_seconds,
+        medium_seconds=full_seconds,  # the CPU sweep of the paper's seven depths
         full_seconds=full_seconds,
         note=note,
     )
@@ -382,6 +383,7 @@ CLAIMS += [
             *[_differ(k, label, 0.05) for k, label in PAPER_METRICS],
         ],
         quick_seconds=291,
+        medium_seconds=3320,
         full_seconds=3320,
         note="Both regularisations run on the same data and seeds (the two presets differ only "
         "in train.wd_over_depth).",

@@ -108,6 +108,7 @@ def _resnet(mse: bool) -> Claim:
         },
         checks=_resnet_checks(mse),
         quick_seconds=30,  # 24 s measured on an idle 2-core machine (ResNet18 + UFM)
+        medium_seconds=1800,
         full_seconds=1800,
         note="H1 = layer4.0 (the output of the last stage's first block, average-pooled), "
         "H2 = fc:input (the penultimate features, σ(W1H1) of the model); the extended UFM at "
