@@ -143,9 +143,15 @@ def check_classifier(
     check_finite(w, "weights")
     if b is not None:
         check_finite(b, "bias")
-    if nonzero_rows and bool((w.norm(dim=1) == 0).any()):
-        raise DegenerateError("a classifier row is zero: cosines with it are undefined")
+    if nonzero_rows:
+        check_nonzero_rows(w)
     return w, b
+
+
+def check_nonzero_rows(w: torch.Tensor) -> None:
+    """Refuse a classifier with a zero row: cosines with it are undefined."""
+    if bool((w.norm(dim=1) == 0).any()):
+        raise DegenerateError("a classifier row is zero: cosines with it are undefined")
 
 
 def input_eps(dtype: torch.dtype) -> float:

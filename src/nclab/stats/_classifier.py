@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from ..errors import DataError
-from ..validation import check_classifier
+from ..validation import check_classifier, check_nonzero_rows
 
 if TYPE_CHECKING:
     from ._core import ClassStatsBase
@@ -24,6 +24,20 @@ def _same(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
     if a is None or b is None:
         return a is None and b is None
     return a.shape == b.shape and torch.equal(a, b.to(a.device))
+
+
+def _is_recorded(recorded: torch.Tensor | None, t) -> bool:
+    """``t`` is the recorded tensor ``recorded`` itself: the same memory, dtype, shape and strides
+    (so the same values, already checked when recorded)."""
+    return (
+        recorded is not None
+        and isinstance(t, torch.Tensor)
+        and t.dtype == recorded.dtype
+        and t.device == recorded.device
+        and t.shape == recorded.shape
+        and t.stride() == recorded.stride()
+        and t.data_ptr() == recorded.data_ptr()
+    )
 
 
 def _differs(
@@ -56,7 +70,16 @@ def record(
     stats: ClassStatsBase, weights, bias, where: str = "set_classifier", cosines: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Validate (W, b), record them on ``stats`` if it has none, else check they are the same;
-    returns the recorded float64 pair. ``where`` names the caller in the error."""
+    returns the recorded float64 pair. ``where`` names the caller in the error.
+
+    The recorded pair itself (what ``decision_pass`` is given batch after batch, e.g. by
+    ``nclab measure``) is accepted without copying or comparing it again."""
+    if _is_recorded(stats.weights, weights) and (
+        _is_recorded(stats.bias, bias) or (bias is None and stats.bias is None)
+    ):
+        if cosines:  # it may have been recorded by set_classifier, which allows a zero row
+            check_nonzero_rows(stats.weights)
+        return stats.weights, stats.bias
     w, b = _validated(stats, weights, bias, cosines)
     if stats.weights is None:
         stats.weights, stats.bias = w, b
