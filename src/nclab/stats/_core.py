@@ -103,6 +103,7 @@ class ClassStatsBase:
         self.basis_scatter: torch.Tensor | None = None  # r x r: Q^T S_W Q
         self.pass2_count = 0
         self._frame = None  # (mu_G, mu - mu_G, (mu - mu_G) Q), cached during the second pass
+        self._plan = None  # second.Plan: the frame, searches and classifier of the second pass
         self._svd = None  # see centred_svd()
 
     def reset(self) -> None:
@@ -367,7 +368,7 @@ class ClassStatsBase:
             if v is not None:
                 setattr(self, k, v.to(dev))
         self.device = dev
-        self._frame = None
+        self._frame = self._plan = None
         return self
 
     def drop_empty(self) -> tuple[Self, list[int]]:
