@@ -28,19 +28,20 @@ from ..workers import start_ray
 from .shards import Reader, Shard
 
 
-def chunk_rows(dim: int, num_classes: int) -> int:
-    """Rows per chunk: a few float64 copies of a chunk (and the K x D batch sums) within the
-    memory budget, and at least K / 4 rows so that the per-chunk K x D work stays amortised."""
-    rows = memory_budget() // (8 * 6 * max(dim, 1))
+def chunk_rows(dim: int, num_classes: int, itemsize: int = 8) -> int:
+    """Rows per chunk read from a shard: the two chunk buffers (the one worked on, the next being
+    read) within half the memory budget (the kernels' float64 copies are cache-sized blocks), and
+    at least K / 4 rows so that the per-chunk K x D work (update's merge) stays amortised."""
+    rows = memory_budget() // (4 * itemsize * max(dim, 1))
     return int(max(256, min(max(rows, num_classes // 4), 1 << 20)))
 
 
 def first_pass(shard: Shard, num_classes: int, dim: int, remap: torch.Tensor | None) -> ClassStats:
     """Counts, means and sums of squares of one shard (scatter projected later, in pass 2)."""
     stats = ClassStats(num_classes, dim, scatter="subspace")
-    rows = chunk_rows(dim, num_classes)
     with _naming(shard):
-        for x, y in Reader(shard).chunks(rows):
+        reader = Reader(shard)
+        for x, y in reader.chunks(chunk_rows(dim, num_classes, reader.itemsize)):
             stats.update(x, remap[y.long()] if remap is not None else y)
     return stats
 
@@ -69,9 +70,9 @@ def second_pass(
     stats.decision = type(merged.decision)()
     stats.basis_scatter, stats.pass2_count = None, 0
     dv = DecisionViews(stats, weights, bias) if views else None
-    rows = chunk_rows(stats.dim, stats.num_classes)
     with _naming(shard):
-        for x, y in Reader(shard).chunks(rows):
+        reader = Reader(shard)
+        for x, y in reader.chunks(chunk_rows(stats.dim, stats.num_classes, reader.itemsize)):
             y = remap[y.long()] if remap is not None else y
             stats.decision_pass(x, y, weights, bias)
             if dv is not None:

@@ -23,7 +23,7 @@ from ..errors import DataError
 from ..validation import check_classifier
 from . import passes
 from ._report import kept_classes, per_class_views, report
-from .shards import find_shards, scan, short_reason
+from .shards import find_shards, release_buffers, scan, short_reason
 
 SAVED = "nclab-measure-stats"
 #: a local dump smaller than this is measured in this process whatever ``workers`` says: starting
@@ -75,12 +75,15 @@ def measure_paths(
 
     with passes.Executor(workers, backend, address) as ex:
         with progress.bar("measure: 2 passes over shards", 2 * total, enabled=show_progress) as bar:
-            ex.map(passes.first_pass, [(sh,) for sh in shards], (k, dim, None), add_first)
-            merged, dropped, remap, weights, bias = _drop(stats, drop_empty, weights, bias)
-            merged.check_nonempty()
-            passes.fix_basis(merged)
-            shared = (passes.pass2_snapshot(merged), weights, bias, remap, per_class)
-            ex.map(passes.second_pass, [(sh,) for sh in shards], shared, add_second)
+            try:
+                ex.map(passes.first_pass, [(sh,) for sh in shards], (k, dim, None), add_first)
+                merged, dropped, remap, weights, bias = _drop(stats, drop_empty, weights, bias)
+                merged.check_nonempty()
+                passes.fix_basis(merged)
+                shared = (passes.pass2_snapshot(merged), weights, bias, remap, per_class)
+                ex.map(passes.second_pass, [(sh,) for sh in shards], shared, add_second)
+            finally:
+                release_buffers()
     out = _report(merged, views[0], shards, weights, bias, global_mean)
     out["workers"] = workers
     if drop_empty:

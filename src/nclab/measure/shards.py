@@ -17,7 +17,9 @@ the classifier: a corrupt file is a :class:`~nclab.errors.DataError` naming it.
 from __future__ import annotations
 
 import glob
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -212,6 +214,14 @@ class Reader:
         return tuple(f.get_shape()) if self._st is not None else tuple(f.shape)
 
     @property
+    def itemsize(self) -> int:
+        """Bytes per feature value as stored."""
+        f = self._features
+        if self._st is not None:
+            return {"F16": 2, "BF16": 2, "F32": 4}.get(f.get_dtype(), 8)
+        return f.dtype.itemsize
+
+    @property
     def labels(self) -> torch.Tensor:
         return self._labels
 
@@ -231,10 +241,90 @@ class Reader:
             raise DataError(f"cannot read rows {i}:{j} of shard {self.shard.name}: {exc}") from None
 
     def chunks(self, rows: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        """(features, labels) in chunks of ``rows`` rows."""
+        """(features, labels) in chunks of ``rows`` rows.
+
+        From a ``.npy`` shard (C order, native floats) each chunk is read from the file into one of
+        two reused buffers, the next chunk in a background thread while the caller works on this
+        one: a chunk is valid until the one after it is requested. (Copying rows out of the
+        memory map instead faulted in every page of it and of a fresh array, chunk after chunk.)
+        """
         n = self.shape[0]
-        for i in range(0, n, rows):
-            yield self.features(i, min(i + rows, n)), self._labels[i : i + rows]
+        direct = self._direct()
+        if direct is None or n <= 0:
+            for i in range(0, n, rows):
+                yield self.features(i, min(i + rows, n)), self._labels[i : i + rows]
+            return
+        path, offset, dtype, dim = direct
+        rows = max(1, min(rows, n))
+        buffers = [_take_buffer(rows * dim, dtype) for _ in range(2 if n > rows else 1)]
+        try:
+            with open(path, "rb", buffering=0) as fh, ThreadPoolExecutor(1) as pool:
+                if hasattr(os, "posix_fadvise"):  # the kernel reads the rest ahead meanwhile
+                    os.posix_fadvise(fh.fileno(), offset, 0, os.POSIX_FADV_SEQUENTIAL)
+
+                def read(i: int) -> np.ndarray:
+                    j = min(i + rows, n)
+                    out = buffers[(i // rows) % len(buffers)][: (j - i) * dim]
+                    fh.seek(offset + i * dim * dtype.itemsize)
+                    view = memoryview(out.view(np.uint8))
+                    got = 0
+                    while got < view.nbytes:
+                        k = fh.readinto(view[got:])
+                        if not k:
+                            raise DataError(
+                                f"cannot read rows {i}:{j} of shard {self.shard.name}: the file "
+                                "is truncated"
+                            )
+                        got += k
+                    return out.reshape(j - i, dim)
+
+                pending = pool.submit(read, 0)
+                for i in range(0, n, rows):
+                    try:
+                        x = pending.result()
+                    except OSError as exc:
+                        raise DataError(
+                            f"cannot read rows {i}:{i + rows} of shard {self.shard.name}: {exc}"
+                        ) from None
+                    if i + rows < n:
+                        pending = pool.submit(read, i + rows)
+                    yield torch.from_numpy(x), self._labels[i : i + rows]
+        finally:  # the pool has finished every read (or the file did not open)
+            _give_back(buffers)
+
+    def _direct(self) -> tuple[Path, int, np.dtype, int] | None:
+        """(file, offset, dtype, D) when the features are a C-ordered memory-mapped ``.npy`` array
+        of native floats, which :meth:`chunks` reads with plain file reads; else None."""
+        f = self._features
+        if self._st is not None or not isinstance(f, np.memmap) or f.ndim != 2:
+            return None
+        if not (f.flags.c_contiguous and f.dtype.isnative and f.dtype.kind == "f"):
+            return None
+        return Path(f.filename), int(f.offset), f.dtype, int(f.shape[1])
+
+
+#: chunk buffers of finished reads, reused by the next (a fresh 100 MB array is page-faulted in)
+_FREE: list[np.ndarray] = []
+
+
+def _take_buffer(size: int, dtype: np.dtype) -> np.ndarray:
+    """A flat buffer of at least ``size`` elements of ``dtype``: a free one that fits, else new."""
+    for k, buf in enumerate(_FREE):
+        if buf.dtype == dtype and buf.size >= size:
+            return _FREE.pop(k)
+    return np.empty(size, dtype=dtype)
+
+
+def _give_back(buffers: list[np.ndarray]) -> None:
+    """Keep the buffers of a finished read for the next (the 4 largest at most)."""
+    _FREE.extend(buffers)
+    _FREE.sort(key=lambda b: b.nbytes, reverse=True)
+    del _FREE[4:]
+
+
+def release_buffers() -> None:
+    """Free the kept chunk buffers (``measure_paths`` calls it when done)."""
+    _FREE.clear()
 
 
 class _NpzArray:
