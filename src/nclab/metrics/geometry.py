@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from .._kernels import svdvals
 from ..errors import DegenerateError
 from ..validation import check_matrix
 from . import large_k
@@ -122,7 +123,7 @@ def nc2_kappa(stats: ClassStatsBase) -> float:
         raise DegenerateError(
             f"nc2_kappa needs D >= K (the K-th singular value of a D x K matrix); got D={d} < K={k}"
         )
-    s = torch.linalg.svdvals(h)
+    s = svdvals(h)
     if float(s[-1]) <= float(s[0]) * k * torch.finfo(s.dtype).eps:
         raise DegenerateError("nc2_kappa is infinite: the class means are linearly dependent")
     return float(s[0] / s[-1])

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from .._kernels import svdvals, thin_svd
 from ..errors import DegenerateError
 from . import large_k
 from ._common import F64, GlobalMean, centred_means, rank_rtol
@@ -45,14 +46,14 @@ def nc1(
     if global_mean == "class":  # shared with the second pass's basis
         _, m, u, s = stats.centred_svd()
     else:
-        u, s, _ = torch.linalg.svd(m.T, full_matrices=False)
+        u, s = thin_svd(m.T)
     if s.numel() == 0 or float(s[0]) == 0.0:
         raise DegenerateError("nc1 is undefined: all class means coincide (Sigma_B = 0)")
     tol = (rank_rtol(stats, *m.shape) if rtol is None else rtol) * float(s[0])
     keep = s > tol
-    q = u[:, keep]
-    sw = stats.projected_scatter(q) / stats.num_samples
-    return float((torch.diagonal(sw) / s[keep] ** 2).sum()) if k else 0.0
+    rank = int(keep.sum())  # the singular values are sorted: the leading ones are kept
+    sw = stats.projected_scatter(u[:, :rank]) / stats.num_samples
+    return float((torch.diagonal(sw) / s[:rank] ** 2).sum()) if k else 0.0
 
 
 def nc1_rank(
@@ -67,7 +68,7 @@ def nc1_rank(
     2
     """
     m = centred_means(stats, global_mean)
-    s = torch.linalg.svdvals(m.T)
+    s = svdvals(m)
     if float(s[0]) == 0.0:
         return 0
     tol = (rank_rtol(stats, *m.shape) if rtol is None else rtol) * float(s[0])

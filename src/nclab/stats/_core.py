@@ -14,7 +14,7 @@ from typing import Literal, Self
 
 import torch
 
-from .._kernels import batch_stats
+from .._kernels import batch_stats, thin_svd
 from ..errors import DataError, DegenerateError
 from ..validation import F64, check_batch, input_eps
 from . import _classifier, _in_memory, _persist, _ranks
@@ -268,7 +268,7 @@ class ClassStatsBase:
         if c is None or c[0] is not m or c[1] != m._version:
             g = m.mean(0)
             mc = m - g
-            u, sv, _ = torch.linalg.svd(mc.T, full_matrices=False)
+            u, sv = thin_svd(mc.T)
             c = self._svd = (m, m._version, g, mc, u, sv)
         return c[2:]
 
@@ -284,7 +284,12 @@ class ClassStatsBase:
                     f"stats.decision_pass(features, labels) (it has seen {self.pass2_count} of "
                     f"{self.num_samples}), or measure with scatter='full' to get nc1 in one pass"
                 )
-            a = self.basis.T @ q
+            b = self.basis
+            r = q.shape[1]
+            if q.shape[0] == b.shape[0] and r <= b.shape[1] and torch.equal(q, b[:, :r]):
+                # Q = the basis' leading columns (nc1's): Q^T S_W Q is a corner of its matrix
+                return self.basis_scatter[:r, :r].clone()
+            a = b.T @ q
             return a.T @ self.basis_scatter @ a
         raise DegenerateError(
             "nc1 needs the within-class scatter; these statistics were built with scatter='none'"
