@@ -18,6 +18,10 @@ Cases: (a) N=20000, D=512, K=10; (b) N=20000, D=2048, K=100; (c) collapsed: clas
 1000, within-class std 1e-4, N=20000, D=512, K=10, stored as float32. Accuracy is the relative error
 against a float64 value computed independently (eigendecomposition of the float64 Sigma_B).
 
+Floor (``{case}_floor_s``): the least the in-memory path must do, one N x D x K float64 GEMM (the
+projection on the class means' span, timed on features already in float64) and two reads of the
+features; ``{case}_inmem_over_floor`` = in-memory time / floor (issue 28's target for (b): <= 1.5).
+
 Usage: python benchmarks/bench_metrics.py [--repeats 3] [--quick] [--device cuda]
 (with ``--device`` both implementations run on that device, timed with its synchronisation)
 The last line of output is one JSON object with every figure.
@@ -105,6 +109,21 @@ def ours_streaming_one_pass(x, y, k):
     return nc1(s)
 
 
+def floor_time(x: torch.Tensor, k: int, repeats: int, device: str = "cpu") -> float:
+    """The in-memory path's floor: one N x D x K float64 GEMM (its fastest form here: one call, or
+    row blocks of 512 as the kernels run it; the features already in float64) and two reads of
+    the features (``x.sum()``): the product nc1's projection needs and the two passes' reads."""
+    xd = x.double()
+    q = torch.linalg.qr(torch.randn(x.shape[1], k, dtype=torch.float64, device=x.device))[0]
+
+    def blocks():
+        for i in range(0, xd.shape[0], 512):
+            xd[i : i + 512] @ q
+
+    gemm = min(best_time(lambda: xd @ q, repeats, device)[0], best_time(blocks, repeats, device)[0])
+    return gemm + 2 * best_time(lambda: x.sum(), repeats, device)[0]
+
+
 def sync(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -141,6 +160,7 @@ def main() -> None:
         t_mem, v_mem = best_time(lambda: ours_in_memory(x, y, k), r, dev)  # noqa: B023
         t_str, v_str = best_time(lambda: ours_streaming(x, y, k), r, dev)  # noqa: B023
         t_one, v_one = best_time(lambda: ours_streaming_one_pass(x, y, k), r, dev)  # noqa: B023
+        t_floor = floor_time(x, k, r, dev)
         row = {
             f"{name}_ref_s": t_ref,
             f"{name}_inmem_s": t_mem,
@@ -149,6 +169,8 @@ def main() -> None:
             f"{name}_ratio_inmem": t_ref / t_mem,
             f"{name}_ratio_stream": t_ref / t_str,
             f"{name}_ratio_stream1": t_ref / t_one,
+            f"{name}_floor_s": t_floor,
+            f"{name}_inmem_over_floor": t_mem / t_floor,
             f"{name}_nc1_exact": truth,
             f"{name}_relerr_ref": abs(v_ref - truth) / abs(truth),
             f"{name}_relerr_inmem": abs(v_mem - truth) / abs(truth),
@@ -159,7 +181,8 @@ def main() -> None:
         print(
             f"case ({name}) N={nn} D={d} K={k}: reference {t_ref:.3f}s, ours in-memory "
             f"{t_mem:.3f}s ({t_ref / t_mem:.1f}x), streaming {t_str:.3f}s ({t_ref / t_str:.1f}x), "
-            f"one-pass {t_one:.3f}s ({t_ref / t_one:.1f}x); "
+            f"one-pass {t_one:.3f}s ({t_ref / t_one:.1f}x); floor {t_floor:.3f}s (in-memory "
+            f"{t_mem / t_floor:.2f}x it); "
             f"rel. error ref {row[f'{name}_relerr_ref']:.2e}, in-memory "
             f"{row[f'{name}_relerr_inmem']:.2e}, streaming {row[f'{name}_relerr_stream']:.2e}, "
             f"one-pass {row[f'{name}_relerr_stream1']:.2e}",
