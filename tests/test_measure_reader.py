@@ -64,3 +64,16 @@ def test_measure_reads_many_chunks_per_shard_as_one(tmp_path, monkeypatch):
     chunked = measure_paths([tmp_path], show_progress=False)["metrics"]
     for key, value in whole.items():
         assert chunked[key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
+
+
+def test_the_first_chunk_read_ahead_is_the_one_measured(tmp_path):
+    """measure_paths reads the next shard's first chunk while the current one is measured."""
+    x = np.random.default_rng(4).standard_normal((30, 5)).astype(np.float32)
+    sh = _write(tmp_path, x)
+    shards.prefetch(sh, 16)
+    assert len(shards._AHEAD) == 1
+    got = [c.clone() for c, _ in shards.Reader(sh).chunks(16)]
+    assert not shards._AHEAD and torch.equal(torch.cat(got), torch.from_numpy(x))
+    shards.prefetch(sh, 16)  # never taken: released with the buffers
+    shards.release_buffers()
+    assert not shards._AHEAD and not shards._FREE

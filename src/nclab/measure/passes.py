@@ -25,7 +25,7 @@ from ..errors import ConfigError, NclabError
 from ..metrics.decision_views import DecisionViews
 from ..stats._second_pass import frame
 from ..workers import start_ray
-from .shards import Reader, Shard
+from .shards import Reader, Shard, prefetch
 
 
 def chunk_rows(dim: int, num_classes: int, itemsize: int = 8) -> int:
@@ -44,6 +44,24 @@ def first_pass(shard: Shard, num_classes: int, dim: int, remap: torch.Tensor | N
         for x, y in reader.chunks(chunk_rows(dim, num_classes, reader.itemsize)):
             stats.update(x, remap[y.long()] if remap is not None else y)
     return stats
+
+
+def first_ahead(shard: Shard, num_classes: int, dim: int, remap) -> None:
+    """Start reading the first chunk of ``shard`` for :func:`first_pass` (see ``Executor.map``)."""
+    _ahead(shard, dim, num_classes)
+
+
+def second_ahead(shard: Shard, merged: ClassStats, *_) -> None:
+    """Start reading the first chunk of ``shard`` for :func:`second_pass`."""
+    _ahead(shard, merged.dim, merged.num_classes)
+
+
+def _ahead(shard: Shard, dim: int, num_classes: int) -> None:
+    try:
+        itemsize = Reader(shard).itemsize
+    except NclabError:
+        return  # the pass itself reports it
+    prefetch(shard, chunk_rows(dim, num_classes, itemsize))
 
 
 @contextmanager
@@ -83,6 +101,10 @@ def second_pass(
         "pass2_count": stats.pass2_count,
         "views": dv,
     }
+
+
+first_pass.ahead = first_ahead  # see Executor.map
+second_pass.ahead = second_ahead
 
 
 def pass2_snapshot(merged: ClassStats) -> ClassStats:
@@ -176,9 +198,14 @@ class Executor:
     ) -> None:
         """consume(i, fn(*args[i], *shared)) for every i, in the order of ``args``, with at most
         2 x workers tasks in flight (so results do not pile up in memory); ``shared`` is sent once
-        per task (Ray: ``ray.put`` once)."""
+        per task (Ray: ``ray.put`` once). In this process, when ``fn`` has an ``ahead`` attribute,
+        ``fn.ahead(*args[i + 1], *shared)`` is called before task i runs (the passes start reading
+        the next shard meanwhile)."""
+        ahead = getattr(fn, "ahead", None)
         if self._ray is None and self._pool is None:
             for i, a in enumerate(args):
+                if ahead is not None and i + 1 < len(args):
+                    ahead(*args[i + 1], *shared)
                 consume(i, fn(*a, *shared))
             return
         if self._ray is not None:

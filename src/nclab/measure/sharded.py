@@ -76,12 +76,13 @@ def measure_paths(
     with passes.Executor(workers, backend, address) as ex:
         with progress.bar("measure: 2 passes over shards", 2 * total, enabled=show_progress) as bar:
             try:
-                ex.map(passes.first_pass, [(sh,) for sh in shards], (k, dim, None), add_first)
+                args = [(sh,) for sh in shards]
+                ex.map(passes.first_pass, args, (k, dim, None), add_first)
                 merged, dropped, remap, weights, bias = _drop(stats, drop_empty, weights, bias)
                 merged.check_nonempty()
                 passes.fix_basis(merged)
                 shared = (passes.pass2_snapshot(merged), weights, bias, remap, per_class)
-                ex.map(passes.second_pass, [(sh,) for sh in shards], shared, add_second)
+                ex.map(passes.second_pass, args, shared, add_second)
             finally:
                 release_buffers()
     out = _report(merged, views[0], shards, weights, bias, global_mean)

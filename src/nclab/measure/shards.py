@@ -17,8 +17,8 @@ the classifier: a corrupt file is a :class:`~nclab.errors.DataError` naming it.
 from __future__ import annotations
 
 import glob
-import os
 from collections.abc import Iterator
+from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,8 +245,10 @@ class Reader:
 
         From a ``.npy`` shard (C order, native floats) each chunk is read from the file into one of
         two reused buffers, the next chunk in a background thread while the caller works on this
-        one: a chunk is valid until the one after it is requested. (Copying rows out of the
-        memory map instead faulted in every page of it and of a fresh array, chunk after chunk.)
+        one: a chunk is valid until the one after it is requested. The first chunk may have been
+        read ahead already (:func:`prefetch`, while the previous shard was measured). (Copying rows
+        out of the memory map instead faulted in every page of it and of a fresh array, chunk
+        after chunk.)
         """
         n = self.shape[0]
         direct = self._direct()
@@ -254,43 +256,51 @@ class Reader:
             for i in range(0, n, rows):
                 yield self.features(i, min(i + rows, n)), self._labels[i : i + rows]
             return
-        path, offset, dtype, dim = direct
         rows = max(1, min(rows, n))
-        buffers = [_take_buffer(rows * dim, dtype) for _ in range(2 if n > rows else 1)]
+        ahead = _AHEAD.pop((direct[0], rows), None)
+        if ahead is not None:
+            buffers, pending = [ahead[0]], ahead[1]
+        else:
+            buffers, pending = [_take_buffer(rows * direct[3], direct[2])], None
         try:
-            with open(path, "rb", buffering=0) as fh, ThreadPoolExecutor(1) as pool:
-                if hasattr(os, "posix_fadvise"):  # the kernel reads the rest ahead meanwhile
-                    os.posix_fadvise(fh.fileno(), offset, 0, os.POSIX_FADV_SEQUENTIAL)
-
-                def read(i: int) -> np.ndarray:
-                    j = min(i + rows, n)
-                    out = buffers[(i // rows) % len(buffers)][: (j - i) * dim]
-                    fh.seek(offset + i * dim * dtype.itemsize)
-                    view = memoryview(out.view(np.uint8))
-                    got = 0
-                    while got < view.nbytes:
-                        k = fh.readinto(view[got:])
-                        if not k:
-                            raise DataError(
-                                f"cannot read rows {i}:{j} of shard {self.shard.name}: the file "
-                                "is truncated"
-                            )
-                        got += k
-                    return out.reshape(j - i, dim)
-
-                pending = pool.submit(read, 0)
-                for i in range(0, n, rows):
-                    try:
-                        x = pending.result()
-                    except OSError as exc:
-                        raise DataError(
-                            f"cannot read rows {i}:{i + rows} of shard {self.shard.name}: {exc}"
-                        ) from None
-                    if i + rows < n:
-                        pending = pool.submit(read, i + rows)
-                    yield torch.from_numpy(x), self._labels[i : i + rows]
-        finally:  # the pool has finished every read (or the file did not open)
+            if n > rows:
+                buffers.append(_take_buffer(rows * direct[3], direct[2]))
+            if pending is None:
+                pending = _reads().submit(self._read, direct, 0, min(rows, n), buffers[0])
+            for i in range(0, n, rows):
+                try:
+                    x = pending.result()
+                except OSError as exc:
+                    raise DataError(
+                        f"cannot read rows {i}:{i + rows} of shard {self.shard.name}: {exc}"
+                    ) from None
+                if i + rows < n:
+                    j = min(i + 2 * rows, n)
+                    buf = buffers[(i // rows + 1) % len(buffers)]
+                    pending = _reads().submit(self._read, direct, i + rows, j, buf)
+                yield torch.from_numpy(x), self._labels[i : i + rows]
+        finally:
+            if pending is not None:  # every read done: the buffers are free
+                futures.wait([pending])
             _give_back(buffers)
+
+    def _read(self, direct, i: int, j: int, buf: np.ndarray) -> np.ndarray:
+        """Rows i:j of a :meth:`_direct` shard read from its file into ``buf``."""
+        path, offset, dtype, dim = direct
+        out = buf[: (j - i) * dim]
+        view = memoryview(out.view(np.uint8))
+        with open(path, "rb", buffering=0) as fh:
+            fh.seek(offset + i * dim * dtype.itemsize)
+            got = 0
+            while got < view.nbytes:
+                k = fh.readinto(view[got:])
+                if not k:
+                    raise DataError(
+                        f"cannot read rows {i}:{j} of shard {self.shard.name}: the file is "
+                        "truncated"
+                    )
+                got += k
+        return out.reshape(j - i, dim)
 
     def _direct(self) -> tuple[Path, int, np.dtype, int] | None:
         """(file, offset, dtype, D) when the features are a C-ordered memory-mapped ``.npy`` array
@@ -305,6 +315,35 @@ class Reader:
 
 #: chunk buffers of finished reads, reused by the next (a fresh 100 MB array is page-faulted in)
 _FREE: list[np.ndarray] = []
+
+
+#: first chunks read ahead (:func:`prefetch`): (file, rows) -> (buffer, future of the rows)
+_AHEAD: dict[tuple[Path, int], tuple[np.ndarray, futures.Future]] = {}
+_READS: list[ThreadPoolExecutor] = []
+
+
+def _reads() -> ThreadPoolExecutor:
+    """The thread that reads chunks in the background (one for the process)."""
+    if not _READS:
+        _READS.append(ThreadPoolExecutor(1, thread_name_prefix="nclab-read"))
+    return _READS[0]
+
+
+def prefetch(shard: Shard, rows: int) -> None:
+    """Start reading the first ``rows`` rows of ``shard`` in the background, for the next
+    :meth:`Reader.chunks` of it with the same ``rows`` (only ``.npy`` shards read directly; a
+    shard that cannot be opened is left to that call to report)."""
+    try:
+        reader = Reader(shard)
+        direct = reader._direct()
+    except DataError:
+        return
+    n = reader.shape[0]
+    rows = max(1, min(rows, n))
+    if direct is None or n <= 0 or (direct[0], rows) in _AHEAD:
+        return
+    buf = _take_buffer(rows * direct[3], direct[2])
+    _AHEAD[(direct[0], rows)] = (buf, _reads().submit(reader._read, direct, 0, rows, buf))
 
 
 def _take_buffer(size: int, dtype: np.dtype) -> np.ndarray:
@@ -323,7 +362,10 @@ def _give_back(buffers: list[np.ndarray]) -> None:
 
 
 def release_buffers() -> None:
-    """Free the kept chunk buffers (``measure_paths`` calls it when done)."""
+    """Free the kept chunk buffers and the reads ahead nobody took (``measure_paths`` calls it
+    when done)."""
+    futures.wait([f for _, f in _AHEAD.values()])
+    _AHEAD.clear()
     _FREE.clear()
 
 
