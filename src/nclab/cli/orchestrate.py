@@ -43,49 +43,70 @@ def _claims_table(claims) -> list[dict]:
     return rows
 
 
-def print_results(results, out: Path) -> None:
-    """Per claim: verdict, then what the paper reports, the theory predicts and we measured."""
+def _failing_check(scale: str, ch: dict) -> str:
+    """A check that does not hold at ``scale``, for the console: ``"✗ medium embedding-nc1:
+    fails 2/3 seeds, and on the mean · mean 0.124 (threshold 0.1)"`` (rich markup)."""
     from rich.markup import escape
 
-    from ..report.claims_report import (
+    from ..report.views import check_cell
+
+    status, _, vs = check_cell(ch)
+    n, ok = ch.get("seeds_judged") or 0, ch.get("seeds_passed") or 0
+    if ch["name"].startswith("run-"):
+        what = ch.get("detail") or "the run failed"
+    elif n > 1 and ok == n:
+        what = f"fails on the mean (passes {n}/{n} seeds)"
+    elif n > 1:
+        what = f"fails {n - ok}/{n} seeds" + ("" if ch.get("passed") else ", and on the mean")
+    else:
+        what = "fails"
+    if ch.get("value") is None and ch.get("detail"):
+        vs = ch["detail"]  # no value read: say why
+    elif vs and n > 1:
+        vs = f"mean {vs}"
+    mark = "[red]✗[/]" if status == "fails" else "[yellow]±[/]"
+    kind = " (sanity)" if ch.get("kind") == "sanity" else ""
+    return f"    {mark} [dim]{scale:>6}[/] {escape(ch['name'])}{kind}: {escape(what)}" + (
+        f" [dim]· {escape(vs)}[/]" if vs else ""
+    )
+
+
+def print_results(results, out: Path) -> None:
+    """Per claim one line: its id and headline (coloured by the headline verdict); then, at each
+    judged scale (largest first), the checks that do not hold on every seed, with the seeds they
+    fail on, their value and threshold. At the end the claims counted by headline, where each
+    scale's verdicts come from, and where the reports are."""
+    from rich.markup import escape
+
+    from ..report.views import (
+        SCALES,
         VERDICT_STYLE,
-        fmt_value,
-        kv,
+        counts_text,
+        n_claims,
+        scale_sources,
+        sources_text,
+        status_of,
         summary_counts,
-        verdict_text,
+        verdict_class,
     )
 
     c = console()
     for r in results:
-        color = VERDICT_STYLE.get(r.verdict, "grey50")
-        passed = sum(ch["passed"] for ch in r.checks)
-        checks = f" ({passed}/{len(r.checks)} checks)" if r.checks else ""
-        c.print(
-            f"[bold]{escape(r.id)}[/] [dim]{escape(r.where)}[/] — "
-            f"[bold {color}]{escape(r.headline or verdict_text(r))}[/]{checks}"
-        )
-        for label, values, measured in (
-            ("paper", r.paper_values, False),
-            ("theory", r.theory, False),
-            ("measured", r.measured, True),
-        ):
-            if values:
-                c.print(f"    [dim]{label:>8}[/]  {escape(kv(values, measured))}")
-        ok = [ch for ch in r.checks if ch["passed"]]
-        if ok:
-            shown = "; ".join(
-                f"{ch['name']} {fmt_value(ch['value'])} (threshold {fmt_value(ch['threshold'])})"
-                for ch in ok
-            )
-            c.print(f"    [green]✓[/] [dim]{escape(shown)}[/]")
-        for ch in r.checks:
-            if not ch["passed"]:
-                c.print(f"    [red]✗[/] {escape(ch['detail'])}")
+        color = VERDICT_STYLE[verdict_class(r.verdict)]
+        c.print(f"[bold]{escape(r.id)}[/] — [{color}]{escape(r.headline or r.verdict)}[/]")
+        for s in reversed(SCALES):
+            sd = r.scales.get(s) or {}
+            if sd.get("verdict", "not run") != "not run":
+                for ch in sd.get("checks", []):
+                    if status_of(ch) != "holds":
+                        c.print(_failing_check(s, ch))
         if r.verdict.startswith("not run") and r.command:
             c.print(f"    [dim]run it with:[/] {escape(r.command)}")
     c.print(
-        ", ".join(f"{n} {v}" for v, n in summary_counts(results).items())
-        + f" — reports: {out / 'report.md'}, {out / 'report.html'}"
+        f"{n_claims(results)}: {counts_text(summary_counts(results))}\n"
+        f"scales judged — {sources_text(scale_sources(results))}\n"
+        f"reports: {out / 'report.md'}, {out / 'report.html'}, {out / 'report.json'}",
+        highlight=False,
     )
 
 
@@ -301,8 +322,9 @@ def report(
         results = rep.judge_dir(directory)
         import json as _json
 
-        mode = _json.loads((directory / rep.MANIFEST).read_text())["mode"]
-        write_reports(directory, results, {"mode": mode})
+        manifest = _json.loads((directory / rep.MANIFEST).read_text())
+        meta = {"mode": manifest["mode"] or "ledger", "ledger": manifest.get("ledger")}
+        write_reports(directory, results, meta)
         if json:
             emit_json([r.to_dict() for r in results])
         else:

@@ -64,7 +64,12 @@ def reproduce(
             if RunDir(job.run_dir).finished:
                 book.add(job.run_dir, allow_dirty=allow_dirty)
     results = judge_dir(out)
-    meta = {"mode": mode, "backend": backend, "seconds": time.perf_counter() - t0}
+    meta = {
+        "mode": mode,
+        "backend": backend,
+        "seconds": time.perf_counter() - t0,
+        "ledger": str(Ledger(ledger).root) if ledger is not None else None,
+    }
     write_reports(out, results, meta)
     return results
 
@@ -77,9 +82,10 @@ def from_ledger(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     claims = registry.select(patterns)
-    _write_manifest(out, None, None, claims, Ledger(ledger).root, False, {}, {})
+    root = Ledger(ledger).root
+    _write_manifest(out, None, None, claims, root, False, {}, {})
     results = judge_dir(out)
-    write_reports(out, results, {"mode": "ledger"})
+    write_reports(out, results, {"mode": "ledger", "ledger": str(root)})
     return results
 
 
