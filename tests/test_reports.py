@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 
 import pytest
 
@@ -107,11 +106,16 @@ HEADLINE = (
 )
 
 
-def test_from_ledger_rejudges_in_seconds(ledger, tmp_path, capsys):
+def test_from_ledger_rejudges_without_training(ledger, tmp_path, capsys, monkeypatch):
+    import nclab.experiments.runner as runner
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("--from-ledger trained a unit")
+
+    monkeypatch.setattr(runner, "train_units", no_training)
     out = tmp_path / "rep"
-    t0 = time.perf_counter()
     code = run_cli(["reproduce", "--from-ledger", "--ledger", str(ledger), "--out", str(out)])
-    assert code == 0 and time.perf_counter() - t0 < 30  # no training: seconds
+    assert code == 0  # judged from the records alone: no unit trained
     console = capsys.readouterr().out
     assert not (out / "runs").exists()  # nothing ran
     # the console: per claim the id and headline, then the failing checks with their seeds
