@@ -346,7 +346,8 @@ def judge_claim(
         elif scale == mode and not_run:
             scales[scale] = not_run_scale(claim, scale, not_run, seeds)
         else:
-            why = NEEDS_GPU if claim.needs_gpu(scale) else "not in the ledger"
+            missing = "not in the ledger" if ledger is not None else "no ledger judged"
+            why = NEEDS_GPU if claim.needs_gpu(scale) else missing
             scales[scale] = not_run_scale(claim, scale, why, seeds)
     return claim_result(claim, scales)
 
