@@ -207,7 +207,8 @@ def record_of(run_dir: str | Path) -> dict[str, Any]:
     if summary.get("failed"):
         raise RunError(f"{run.path} is a failed run: {summary.get('error')}")
     experiment, preset = meta["experiment"], meta.get("preset")
-    seeds = summary.get("seeds") or [data.get("seed", 0)]
+    first, n = int(data.get("seed", 0)), int(data.get("seeds", 1))
+    seeds = summary.get("seeds") or [first + i for i in range(n)]
     prov_path = run.path / PROVENANCE
     if prov_path.is_file():
         prov = json.loads(prov_path.read_text())

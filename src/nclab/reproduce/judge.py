@@ -313,7 +313,7 @@ def from_ledger(claim: Claim, scale: str, ledger: Ledger) -> ScaleResult | None:
         if not found:
             return None
         rec = found[0]
-        summaries[alias], runs[alias] = dict(rec.summary), str(rec.path)
+        summaries[alias], runs[alias] = {"seeds": list(rec.seeds), **rec.summary}, str(rec.path)
         prov[alias] = {
             k: rec.provenance.get(k) for k in ("commit", "dirty", "started", "device", "seconds")
         }
