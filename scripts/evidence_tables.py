@@ -26,8 +26,9 @@ the record is stale).
 ``run``: the current records of an experiment's presets (PRESET may be a glob), whatever their
 overrides, with the summary values at each ``value=`` PATH (a claim path: dotted keys,
 ``name[field=value]`` selections); with ``each=PATH`` one table per record with a row per entry
-of the mapping or list at PATH (``each=by_depth value=nc1``: NC1 per depth). A preset without a
-record says ``not run``.
+of the mapping or list at PATH (``each=by_depth value=nc1``: NC1 per depth), or, when PATH is a
+list of numbers, a row per number with the entry of that position of each value's list
+(``each=ns value=gap``: the gap at each n). A preset without a record says ``not run``.
 
 Output is deterministic: records sorted, numbers to 4 significant digits (std to 2).
 """
@@ -342,8 +343,11 @@ def _overrides_text(overrides: Mapping[str, Any]) -> str:
     return ", ".join(f"`{k}={json.dumps(v)}`" for k, v in sorted(overrides.items()))
 
 
-def _entries(summary: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
-    """(label, path of the entry) of each entry of the mapping or list at ``path``."""
+def _entries(summary: Mapping[str, Any], path: str) -> list[tuple[str, Callable[[str], str]]]:
+    """(label, the path of a value in that entry) of each entry at ``path``: of a mapping or a
+    list of records, a value path is within the entry (``by_depth.L2.nc1``); of a list of
+    numbers (``ns``: n = 25, 100, ...) the entries label the rows and a value path names a
+    list of the same length, indexed by the row (``gap.0``)."""
     from nclab.reproduce.summaries import lookup
 
     try:
@@ -351,9 +355,11 @@ def _entries(summary: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
     except KeyError:
         return []
     if isinstance(node, Mapping):
-        return [(str(k), f"{path}.{k}") for k in node]
+        return [(str(k), lambda v, k=k: f"{path}.{k}.{v}") for k in node]
+    if isinstance(node, list) and all(isinstance(e, Mapping) for e in node):
+        return [(str(i), lambda v, i=i: f"{path}.{i}.{v}") for i in range(len(node))]
     if isinstance(node, list):
-        return [(str(i), f"{path}.{i}") for i in range(len(node))]
+        return [(fmt_num(e), lambda v, i=i: f"{v}.{i}") for i, e in enumerate(node)]
     return []
 
 
@@ -417,8 +423,7 @@ def run_block(spec: Spec, ledger) -> list[str]:
             ]
             entries = _entries(r.summary, spec.each)
             body = [
-                [label] + [_value(r.summary, f"{p}.{v}") for v in spec.values]
-                for label, p in entries
+                [label] + [_value(r.summary, at(v)) for v in spec.values] for label, at in entries
             ]
             out += [*table([f"`{spec.each}`", *(f"`{v}`" for v in spec.values)], body), ""]
     if not spec.each:

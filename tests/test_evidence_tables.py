@@ -64,12 +64,19 @@ def write_record(root, preset, accs, started, overrides=None, commit="0123456789
         "train_loss": 0.0123456,
         "depths": [2, 5, 13],
         "by_depth": {"L2": {"nc1": 0.5}, "L13": {"nc1": 1.25e-5}},
+        "ns": [25, 100],
+        "gap": [0.3, 0.1],
         "seeds": list(range(len(accs))),
     }
     if len(accs) > 1:
         summary |= {
             "per_seed": per_seed,
-            "std": {"test_acc": std, "train_loss": 0.001, "by_depth": {"L2": {"nc1": 0.05}}},
+            "std": {
+                "test_acc": std,
+                "train_loss": 0.001,
+                "by_depth": {"L2": {"nc1": 0.05}},
+                "gap": [0.03, 0.01],
+            },
         }
     scale = {"q": "quick", "m": "medium", "f": "full"}.get(preset, preset)
     record = {
@@ -199,6 +206,10 @@ def test_run_blocks_list_records_with_overrides_and_tables_per_entry(demo, tmp_p
     text = render(doc, tmp_path)
     assert "| L2 | 0.5 ± 0.05 |" in text and "| L13 | 1.25e-5 |" in text
     assert "`q`, overrides —, 3 seeds, recorded 2026-12-01 at `0123456`, command [1]:" in text
+    doc = "<!-- evidence: run demo/q each=ns value=gap -->\n<!-- /evidence -->\n"
+    text = render(doc, tmp_path)  # a list of numbers: a row per number, the lists indexed
+    assert "| 25 | 0.3 ± 0.03 |\n| 100 | 0.1 ± 0.01 |" in text
+    assert "| 25 | 0.3 |\n| 100 | 0.1 |" in text  # the one-seed record: no std
 
 
 def test_check_mode_fails_on_an_out_of_date_block_and_passes_once_updated(demo, tmp_path):
