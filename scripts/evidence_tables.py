@@ -327,6 +327,8 @@ def _claims_running(experiment: str, preset: str | None) -> list[str]:
 
 
 def _value(summary: Mapping[str, Any], path: str) -> str:
+    """The value at ``path`` with its std over seeds: from the summary's ``std`` tree, else from
+    the nearest enclosing record's own ``std`` (a sweep row's: ``by_depth.3.std.nc2_last``)."""
     from nclab.reproduce.summaries import lookup, lookup_std
 
     s = {"main": summary}
@@ -334,7 +336,16 @@ def _value(summary: Mapping[str, Any], path: str) -> str:
         mean = lookup(s, path)
     except KeyError:
         return NONE
-    return fmt_mean_std(mean, lookup_std(s, path))
+    std = lookup_std(s, path)
+    segs = re.split(r"\.(?![^\[]*\])", path)  # dots outside [field=value] selections
+    for i in range(len(segs) - 1, 0, -1):
+        if std is not None:
+            break
+        try:
+            std = lookup(s, ".".join([*segs[:i], "std", *segs[i:]]))
+        except (KeyError, IndexError, TypeError):
+            pass
+    return fmt_mean_std(mean, std)
 
 
 def _overrides_text(overrides: Mapping[str, Any]) -> str:

@@ -64,6 +64,7 @@ def write_record(root, preset, accs, started, overrides=None, commit="0123456789
         "train_loss": 0.0123456,
         "depths": [2, 5, 13],
         "by_depth": {"L2": {"nc1": 0.5}, "L13": {"nc1": 1.25e-5}},
+        "by_lr": {"0": {"lr0": 1.5, "eos": 0.36, "std": {"eos": 0.01}}},
         "ns": [25, 100],
         "gap": [0.3, 0.1],
         "seeds": list(range(len(accs))),
@@ -210,6 +211,8 @@ def test_run_blocks_list_records_with_overrides_and_tables_per_entry(demo, tmp_p
     text = render(doc, tmp_path)  # a list of numbers: a row per number, the lists indexed
     assert "| 25 | 0.3 ± 0.03 |\n| 100 | 0.1 ± 0.01 |" in text
     assert "| 25 | 0.3 |\n| 100 | 0.1 |" in text  # the one-seed record: no std
+    doc = "<!-- evidence: run demo/q each=by_lr value=lr0 value=eos -->\n<!-- /evidence -->\n"
+    assert "| 0 | 1.5 | 0.36 ± 0.01 |" in render(doc, tmp_path)  # a row's own std tree
 
 
 def test_check_mode_fails_on_an_out_of_date_block_and_passes_once_updated(demo, tmp_path):
