@@ -428,7 +428,8 @@ def run_block(spec: Spec, ledger) -> list[str]:
                 rows.append(meta + [_value(r.summary, v) for v in spec.values] + tail)
                 continue
             out += [
-                f"`{preset}`, overrides {meta[1]}, {meta[2]} seeds, recorded {tail[0]} at "
+                f"`{preset}`, overrides {meta[1]}, {meta[2]} seed{'' if meta[2] == '1' else 's'}, "
+                f"recorded {tail[0]} at "
                 f"{tail[1]}, command {cmd}:",
                 "",
             ]
