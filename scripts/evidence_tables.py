@@ -471,10 +471,28 @@ class Block:
     errors: list[str] = field(default_factory=list)
 
 
+def _unfenced(text: str) -> str:
+    """``text`` with the inside of its fenced code blocks blanked (same length): markers shown
+    as examples in code are not blocks."""
+    out, fence = [], ""
+    for line in text.splitlines(keepends=True):
+        mark = re.match(r"\s*(`{3,}|~{3,})", line)
+        if fence:
+            if mark and mark[1][0] == fence[0] and len(mark[1]) >= len(fence):
+                fence = ""
+            out.append(re.sub(r"[^\n]", " ", line))
+        else:
+            fence = mark[1] if mark else ""
+            out.append(line)
+    return "".join(out)
+
+
 def blocks(text: str, where: str = "") -> list[Block]:
-    """The evidence blocks of ``text``; an opening marker without its closing one is an error."""
+    """The evidence blocks of ``text`` (not those in fenced code); an opening marker without its
+    closing one is an error."""
     out = []
     pos = 0
+    text = _unfenced(text)
     while (m := OPEN.search(text, pos)) is not None:
         line = text.count("\n", 0, m.start()) + 1
         body = m.end() + 1 if text[m.end() : m.end() + 1] == "\n" else m.end()
@@ -482,7 +500,7 @@ def blocks(text: str, where: str = "") -> list[Block]:
         nxt = OPEN.search(text, body)
         if end < 0 or (nxt is not None and nxt.start() < end):
             raise SpecError(f"{where}:{line}: `<!-- evidence: ... -->` without its `{CLOSE}`")
-        out.append(Block(m["spec"], body, end, line))
+        out.append(Block(m["spec"], body, end, line))  # positions hold in the original text
         pos = end + len(CLOSE)
     return out
 

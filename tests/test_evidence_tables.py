@@ -229,6 +229,13 @@ def test_check_mode_fails_on_an_out_of_date_block_and_passes_once_updated(demo, 
     assert et.main([*args, "--check"]) == 1
 
 
+def test_markers_in_fenced_code_are_examples_not_blocks(demo, tmp_path):
+    doc = "```markdown\n<!-- evidence: claim nope/* -->\n<!-- /evidence -->\n```\n" + DOC
+    text = render(doc, tmp_path)
+    assert text.startswith("```markdown\n<!-- evidence: claim nope/* -->\n<!-- /evidence -->\n```")
+    assert "**`test/acc`**" in text and [b.line for b in et.blocks(doc)] == [7]
+
+
 def test_malformed_blocks_are_errors():
     with pytest.raises(et.SpecError, match="without its"):
         et.blocks("<!-- evidence: claim x -->\n\n<!-- evidence: claim y -->\n<!-- /evidence -->")
