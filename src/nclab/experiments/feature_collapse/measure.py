@@ -80,10 +80,16 @@ def pca_panels(net: WordNet, task: Any) -> list[tuple[str, torch.Tensor, torch.T
     ]
 
 
-def pca_singular_values(net: WordNet, task: Any) -> dict[str, list[float]]:
-    """The top three singular values of both PCA panels (the paper's Fig. 3 numbers)."""
+def pca_singular_values(net: WordNet, task: Any) -> dict[str, Any]:
+    """The top three singular values of both PCA panels (the paper's Fig. 3 numbers) and, per
+    panel, σ3/σ1 (``<panel>_third_over_first``: how far the vectors are from a plane, whatever
+    their number and scale; None with fewer than three values)."""
     (_, words, _), (_, u, _) = pca_panels(net, task)
-    return {"words": pca(words, 3)[1], "u": pca(u, 3)[1]}
+    out: dict[str, Any] = {"words": pca(words, 3)[1], "u": pca(u, 3)[1]}
+    for panel in ("words", "u"):
+        s = out[panel]
+        out[f"{panel}_third_over_first"] = s[2] / s[0] if len(s) > 2 and s[0] > 0 else None
+    return out
 
 
 def _thin(vectors: torch.Tensor, groups: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
