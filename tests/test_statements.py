@@ -5,13 +5,15 @@ counts a report prints follow from the claims' verdicts."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from nclab.reproduce import all_claims
+from nclab.cli import main
+from nclab.reproduce import all_claims, statements
 from nclab.reproduce.statements import (
     OUTSIDE,
     PAPER_FILES,
@@ -153,3 +155,31 @@ def test_statement_counts_of_the_real_inventory_add_up():
         assert c["reproduced"] == c["covered"], paper
         assert c["reproduced"] + c["not covered"] == c["statements"], paper
     assert statement_counts([])["all"]["not run"] == coverage_counts()["all"]["covered"]
+
+
+def run_cli(args) -> int:
+    try:
+        main(args)
+    except SystemExit as exc:
+        return exc.code or 0
+    return 0
+
+
+def test_list_statements_prints_and_emits_the_inventory(capsys):
+    assert run_cli(["reproduce", "--list", "--statements", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in data["statements"]] == [s.id for s in STATEMENTS]
+    assert data["counts"] == coverage_counts()
+    assert data["outside"] == OUTSIDE
+    row = next(r for r in data["statements"] if r["id"] == "jacot:fig2-nc1")
+    assert row["claims"] == ["jacot/fig2-nc1-depth"] and row["covered"] is True
+    assert run_cli(["reproduce", "--list", "--statements"]) == 0
+    out = capsys.readouterr().out
+    assert "jacot:fig2-nc1  [§6, Fig. 2]" in out
+    assert "not covered: proof step" in out
+    assert out.rstrip().splitlines()[-2].startswith("all: ")
+    # with claim ids: the statements those claims test
+    assert run_cli(["reproduce", "jacot/fig3-*", "--list", "--statements"]) == 0
+    out = capsys.readouterr().out
+    assert "jacot:fig3-last-negativity" in out and "feature-collapse:" not in out
+    assert statements.markdown().startswith("# Every statement of the four papers")
