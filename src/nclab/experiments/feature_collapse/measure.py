@@ -46,13 +46,16 @@ def measure(
         geometry=net.layer_norm_kind != "learnable",
     )
     un = u.norm(dim=2)
+    wn = net.W.norm(dim=1)
     out = {
         "test_acc": accuracy(net, data.x_test, data.y_test, 20000),
         "train_acc": accuracy(net, data.x_train, data.y_train, 20000),
         "train_objective": float(f),
         "train_ce": float(ce),
-        "word_norm_mean": float(net.W.norm(dim=1).mean()),
-        "word_norm_std": float(net.W.norm(dim=1).std(correction=0)),
+        "word_norm_mean": float(wn.mean()),
+        "word_norm_std": float(wn.std(correction=0)),
+        # the mean over concepts of the norm of the β-th word of each (Theorem 2's r_β)
+        "word_norms_by_rank": wn.reshape(task.nc, -1).mean(0).tolist(),
         "rep_norm_mean": m["words"]["norm_mean"],
         "u_norm_mean": float(un.mean()),
         "u_norm_std": float(un.std(correction=0)),

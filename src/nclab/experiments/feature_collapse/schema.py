@@ -111,6 +111,8 @@ class TheoryGaps(Record):
     word_norm_mean: Num = None
     u_norm_mean: Num = None
     train_objective: Num = None
+    # fc-thm2: max over the ranks β of |mean word norm of rank β - r_β| / r_β (since issue 26)
+    word_norms_by_rank_max: Num = None
 
 
 class Untrained(Record):

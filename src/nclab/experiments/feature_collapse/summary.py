@@ -103,5 +103,8 @@ def unit_summary(
     ):
         if isinstance(theory.get(ref), float) and theory[ref]:
             gaps[key] = (out[key] - theory[ref]) / theory[ref]
+    if theory["which"] == "fc-thm2":  # Theorem 2's magnitudes, word by frequency rank
+        r, got = theory["word_norms"], final["word_norms_by_rank"]
+        gaps["word_norms_by_rank_max"] = max(abs(g - t) / t for g, t in zip(got, r, strict=True))
     out["theory_rel_gap"] = gaps
     return out
