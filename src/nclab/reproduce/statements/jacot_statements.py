@@ -89,6 +89,15 @@ STATEMENTS = [
         "only",
     ),
     covered(
+        f"{P}:nc1-beyond-assumptions",
+        "conjecture",
+        "§4",
+        "We expect that similar conditions – and, therefore, NC1 – also hold under minimal "
+        "over-parameterization and for ReLU networks",
+        FIG1,
+        note="the §6 networks are ReLU MLPs: jacot/fig1-mlp's NC1 falls with their training",
+    ),
+    covered(
         f"{P}:thm4.4-phase1",
         "claim",
         "§4, proof sketch of Theorem 4.4",

@@ -44,6 +44,16 @@ _NC1_OVER_TIME = (
 _MISSING = "the theorem's own text is missing from the extraction; quoted from {}"
 
 STATEMENTS = [
+    uncovered(
+        f"{P}:unregularized-no-collapse",
+        "remark",
+        "§2 (the UFM without regularisation)",
+        "In fact, experiments with unregularized MSE loss and randomly initialized gradient "
+        "descent typically convergence to non-collapse global minimizers.",
+        EXPERIMENT,
+        "needs GD on the UFM at λ_W = λ_H = 0 with a measure of how far its interpolating "
+        "endpoint is from collapse; the ufm presets and their theory are for λ > 0",
+    ),
     # --- §3 the plain UFM ---------------------------------------------------------------------
     covered(
         f"{P}:thm3.1",
