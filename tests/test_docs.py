@@ -23,6 +23,14 @@ def test_reproduce_doc_claim_table_is_current():
     assert mod.updated(text) == text, "run: .venv/bin/python scripts/update_docs.py"
 
 
+def test_statements_doc_is_current():
+    """docs/statements.md is the statement inventory as nclab.reproduce.statements renders it."""
+    mod = _update_docs()
+    assert mod.STATEMENTS_DOC.read_text() == mod.statements_doc(), (
+        "run: .venv/bin/python scripts/update_docs.py"
+    )
+
+
 def test_readme_quick_start_has_two_commands():
     readme = (ROOT / "README.md").read_text()
     block = readme.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]

@@ -151,6 +151,11 @@ def reproduce(
         False, "--verbose", "-v", help="With --list: papers, claims and instances in full."
     ),
     markdown: bool = typer.Option(False, "--markdown", help="With --list: a Markdown table."),
+    statements: bool = typer.Option(
+        False,
+        "--statements",
+        help="With --list: the papers' statements and the claims that test each (or why none).",
+    ),
     json: bool = JSON_OPT,
 ) -> None:
     """``nclab reproduce`` (the help text is the decorator's).
@@ -162,7 +167,7 @@ def reproduce(
 
     claims = select(ids or [])
     if list_:
-        _list_claims(claims, json, markdown, verbose)
+        _list_claims(claims, json, markdown, verbose, statements)
         return
     from ..reproduce import runner
 
@@ -210,11 +215,17 @@ def _result_row(r) -> dict:
     }
 
 
-def _list_claims(claims, json: bool, markdown: bool, verbose: bool = False) -> None:
+def _list_claims(
+    claims, json: bool, markdown: bool, verbose: bool = False, statements: bool = False
+) -> None:
     """``nclab reproduce --list``: one line per claim; JSON, a Markdown table or (``--verbose``) a
-    rich table of everything."""
+    rich table of everything; with ``--statements``, the statement inventory instead
+    (:func:`_list_statements`)."""
     from ..report.claims_report import claims_markdown, fmt_secs, instance_label
 
+    if statements:
+        _list_statements(claims, json, markdown)
+        return
     rows = _claims_table(claims)
     if json:
         emit_json(rows)
@@ -238,6 +249,46 @@ def _list_claims(claims, json: bool, markdown: bool, verbose: bool = False) -> N
         full += f" ({instance_label(r['full']['instance'])})"
         t.add_row(r["id"], f"{c.paper}, {c.where}", c.claim, quick_s, full)
     console().print(t)
+
+
+def _list_statements(claims, json: bool, markdown: bool) -> None:
+    """``nclab reproduce --list --statements``: per paper, each statement's id, location, short
+    quote and the claims that test it or ``not covered: <reason>``; with claim ids or globs, the
+    statements those claims test. ``--json``: the inventory as data; ``--markdown``:
+    docs/statements.md."""
+    from ..reproduce import statements as inventory
+    from ..reproduce.registry import all_claims
+
+    chosen = {c.id for c in claims}
+    every = len(chosen) == len(all_claims())
+    picked = [s for s in inventory.STATEMENTS if every or chosen & set(s.claims)]
+    if json:
+        emit_json(
+            {
+                "statements": inventory.rows(picked),
+                "counts": inventory.coverage_counts(picked),
+                "outside": inventory.OUTSIDE,
+            }
+        )
+        return
+    if markdown:
+        print(inventory.markdown(picked), end="")
+        return
+    lines = []
+    counts = inventory.coverage_counts(picked)
+    for paper, group in inventory.by_paper(picked).items():
+        if not group:
+            continue
+        lines.append(f"{inventory.PAPERS[paper]}: {inventory.counts_line(counts[paper])}")
+        for s in group:
+            lines.append(f"  {s.id}  [{s.where}]")
+            lines.append(f"      {inventory.short(s.quote)}")
+            lines.append(f"      -> {inventory.short(inventory.tested_by(s), 200)}")
+    lines.append(f"all: {inventory.counts_line(counts['all'])}")
+    lines.append(
+        "nclab reproduce --list --statements --json: the inventory as data; docs/statements.md"
+    )
+    print("\n".join(lines))
 
 
 def _paper_setting(claim, mode: str) -> bool:
