@@ -83,6 +83,8 @@ def render_markdown(out: Path, results: Sequence[Any], meta: Mapping[str, Any]) 
     lines = [f"# {title(meta)}", ""]
     lines += [f"**{n_claims(results)}: {counts_text(counts)}**{secs}", ""]
     lines += [f"Scales judged — {sources_text(scale_sources(results))}.", ""]
+    if meta.get("statements"):
+        lines += [f"The papers' statements: {meta['statements']}.", ""]
     lines += [
         "| claim | headline | quick | medium | full | largest scale judged vs the paper |",
         "|---|---|---|---|---|---|",

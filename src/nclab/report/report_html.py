@@ -222,10 +222,12 @@ def render_html(results: Sequence[Any], meta: Mapping[str, Any], out: Path | Non
     secs = f" · {fmt_secs(meta['seconds'])}" if meta.get("seconds") else ""
     ledger = f" · ledger: <code>{e(str(meta['ledger']))}</code>" if meta.get("ledger") else ""
     sections = "".join(_section_html(r, out, meta) for r in results)
+    said = meta.get("statements")
+    statements = f"<p>The papers' statements: {e(said)}.</p>" if said else ""
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{e(title(meta))}"
         f"</title><style>{CSS}</style></head><body><h1>{e(title(meta))}</h1>"
         f"<p class='sum'><b>{n_claims(results)}:</b> {head}{secs}</p>"
-        f"<p>Scales judged — {e(sources_text(scale_sources(results)))}{ledger}.</p>"
+        f"<p>Scales judged — {e(sources_text(scale_sources(results)))}{ledger}.</p>{statements}"
         f"{_overview_html(results)}{sections}</body></html>\n"
     )
