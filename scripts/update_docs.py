@@ -1,4 +1,5 @@
-"""Regenerate the generated parts of the docs (the claim table of docs/reproduce.md).
+"""Regenerate the generated parts of the docs (the claim table of docs/reproduce.md, and
+docs/statements.md: the statement inventory of nclab.reproduce.statements).
 
 Usage: .venv/bin/python scripts/update_docs.py   (tests/test_docs.py checks they are current)
 """
@@ -26,10 +27,22 @@ def updated(text: str) -> str:
     )
 
 
+STATEMENTS_DOC = ROOT / "docs" / "statements.md"
+
+
+def statements_doc() -> str:
+    """docs/statements.md, the whole page: every statement of the four papers and its claims."""
+    from nclab.reproduce.statements import markdown
+
+    return markdown()
+
+
 def main() -> int:
     path = ROOT / "docs" / "reproduce.md"
     path.write_text(updated(path.read_text()))
     print(f"updated {path}")
+    STATEMENTS_DOC.write_text(statements_doc())
+    print(f"updated {STATEMENTS_DOC}")
     return 0
 
 

@@ -1,6 +1,8 @@
 """The generated parts of the docs are current, and the docs name what exists."""
 
 import importlib.util
+import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +23,14 @@ def test_reproduce_doc_claim_table_is_current():
     assert mod.updated(text) == text, "run: .venv/bin/python scripts/update_docs.py"
 
 
+def test_statements_doc_is_current():
+    """docs/statements.md is the statement inventory as nclab.reproduce.statements renders it."""
+    mod = _update_docs()
+    assert mod.STATEMENTS_DOC.read_text() == mod.statements_doc(), (
+        "run: .venv/bin/python scripts/update_docs.py"
+    )
+
+
 def test_readme_quick_start_has_two_commands():
     readme = (ROOT / "README.md").read_text()
     block = readme.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
@@ -28,3 +38,37 @@ def test_readme_quick_start_has_two_commands():
     assert commands == ["./nclab reproduce", "./test"]
     ci = (ROOT / ".ci" / "run").read_text()
     assert "./test" in ci
+
+
+def _evidence_tables():
+    spec = importlib.util.spec_from_file_location(
+        "evidence_tables", ROOT / "scripts" / "evidence_tables.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_docs_evidence_tables_are_current_with_the_committed_ledger(capsys):
+    """Every ``<!-- evidence: ... -->`` block of docs/*.md is what the repository's ledger
+    (evidence/, empty or not) generates: a new record, a changed preset or a hand edit fails."""
+    mod = _evidence_tables()
+    code = mod.main(["--check", "--ledger", str(ROOT / "evidence")])
+    assert code == 0, capsys.readouterr().err + "run: python scripts/evidence_tables.py"
+
+
+def test_run_results_in_the_docs_come_from_the_ledger():
+    """The pages of run results hold generated blocks, and no sentence counts verdicts by hand
+    ("all twelve claims reproduce")."""
+    count = re.compile(
+        r"\ball (?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen)"
+        r"\s+(?:\w+\s+)?claims\b",
+        re.I,
+    )
+    for name in ("ufm.md", "deep-ln.md", "feature-collapse.md", "linear-head.md"):
+        text = (ROOT / "docs" / name).read_text()
+        assert "<!-- evidence: claim " in text, name
+        outside = re.sub(r"<!-- evidence:.*?<!-- /evidence -->", "", text, flags=re.S)
+        hits = count.findall(" ".join(outside.split()))
+        assert not hits, f"docs/{name} counts claims by hand: {hits}"

@@ -228,7 +228,8 @@ def test_claim_modules_hold_no_number_the_paper_values_hold():
     """A number the paper reports lives in the experiment's PAPER; no claim module types it again,
     as a number or inside a string (0 and 1 are everywhere: not distinctive)."""
     reported = _reported()
-    every = set().union(*reported.values()) - {0.0, 1.0}
+    # 1e-4 (App. A.1's final loss) is also the UFM claims' tolerance on a relative gap
+    every = set().union(*reported.values()) - {0.0, 1.0, 1e-4}
     assert {1.42214, 0.61602, 1.41, 0.13, 0.45, 0.66} <= every
     for module in CLAIM_MODULES:
         mod = importlib.import_module(module)

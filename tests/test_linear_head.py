@@ -197,6 +197,8 @@ def test_certificate_refuses_what_the_theorem_does_not_cover(tmp_path):
 def test_claims_registered_and_judged():
     claims = {c.id: c for c in all_claims() if c.id.startswith("jacot/")}
     figures = {"jacot/fig1-mlp", "jacot/fig2-depth", "jacot/fig3-nonlinear-depth"}
+    # the statement inventory's claims on the same runs (NC3, NC1 against L2, the last layer)
+    figures |= {"jacot/fig1-nc3", "jacot/fig2-nc1-depth", "jacot/fig3-last-negativity"}
     resnet = {"jacot/fig1-resnet20", "jacot/fig2-depth-resnet20"}  # GPU only: no quick preset
     section5 = {"jacot/conditioning-minimiser", "jacot/ntk-bound", "jacot/edge-of-stability"}
     section5 |= {"jacot/thm31-nc2-nc3"}

@@ -376,11 +376,14 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
     assert "data:image/png;base64," in html and "http" not in html.replace("http-equiv", "")
     md = (tmp_path / "report.md").read_text()
     assert "demo/accuracy" in md and "partial" in md
-    # the verdict says it was judged on a smaller instance; each check shows value and threshold
+    # the ladder says the quick run was a smaller instance (the verdict no longer repeats it:
+    # the headline names the scale); each check shows its seeds, value and threshold per scale
     assert by_id["demo/accuracy"].instance == f"smaller: {smaller}"
-    assert f"**partial (smaller instance: {smaller})**" in md
-    assert "| ❌ | `impossible` |" in md and "| 2 |" in md
-    assert f"partial (smaller instance: {smaller})" in html and "<td>2</td>" in html
+    assert f"| quick | demo tiny | smaller instance: {smaller} | 3 | this run (" in md
+    assert "**partial at quick size (impossible fails 3/3 seeds)**" in md
+    assert "| `impossible` — impossible | statement | ✗ fails 0/3 seeds: " in md
+    assert "(threshold 2) |" in md
+    assert f"<small>smaller instance: {smaller}</small>" in html and "(threshold 2)" in html
     # re-rendering from the directory gives the same verdicts
     again = judge.judge_dir(tmp_path)
     assert [r.verdict for r in again] == [r.verdict for r in res]

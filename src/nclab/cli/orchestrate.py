@@ -8,84 +8,80 @@ import typer
 
 from ..errors import RunError
 from ._app import JSON_OPT, app, console, emit_json
+from .claims_list import list_claims
 
 BACKEND_OPT = typer.Option("local", "--backend", help="local (process pool) or ray.")
 WORKERS_OPT = typer.Option(None, "--workers", "-w", help="Parallel runs (default: the CPU cores).")
 ADDRESS_OPT = typer.Option(None, "--address", help="Ray cluster address (default: a local Ray).")
 
 
-def _claims_table(claims) -> list[dict]:
-    rows = []
-    for c in claims:
-        quick_preset = {a: r.quick for a, r in c.runs.items()}
-        full_preset = {a: r.full for a, r in c.runs.items()}
-        rows.append(
-            {
-                "id": c.id,
-                "paper": c.paper,
-                "where": c.where,
-                "claim": c.claim,
-                "quick": {
-                    "presets": quick_preset,
-                    "seconds": c.quick_seconds,
-                    "runnable": c.runnable("quick"),
-                    "instance": c.instance("quick"),
-                },
-                "full": {
-                    "presets": full_preset,
-                    "seconds": c.full_seconds,
-                    "needs_gpu": c.needs_gpu("full"),
-                    "instance": c.instance("full"),
-                },
-                "checks": [{"name": k.name, "description": k.describe} for k in c.checks],
-            }
-        )
-    return rows
+def _failing_check(scale: str, ch: dict) -> str:
+    """A check that does not hold at ``scale``, for the console: ``"✗ medium embedding-nc1:
+    fails 2/3 seeds, and on the mean · mean 0.124 (threshold 0.1)"`` (rich markup)."""
+    from rich.markup import escape
+
+    from ..report.views import check_cell
+
+    status, _, vs = check_cell(ch)
+    n, ok = ch.get("seeds_judged") or 0, ch.get("seeds_passed") or 0
+    if ch["name"].startswith("run-"):
+        what = ch.get("detail") or "the run failed"
+    elif n > 1 and ok == n:
+        what = f"fails on the mean (passes {n}/{n} seeds)"
+    elif n > 1:
+        what = f"fails {n - ok}/{n} seeds" + ("" if ch.get("passed") else ", and on the mean")
+    else:
+        what = "fails"
+    if ch.get("value") is None and ch.get("detail"):
+        vs = ch["detail"]  # no value read: say why
+    elif vs and n > 1:
+        vs = f"mean {vs}"
+    mark = "[red]✗[/]" if status == "fails" else "[yellow]±[/]"
+    kind = " (sanity)" if ch.get("kind") == "sanity" else ""
+    return f"    {mark} [dim]{scale:>6}[/] {escape(ch['name'])}{kind}: {escape(what)}" + (
+        f" [dim]· {escape(vs)}[/]" if vs else ""
+    )
 
 
 def print_results(results, out: Path) -> None:
-    """Per claim: verdict, then what the paper reports, the theory predicts and we measured."""
+    """Per claim one line: its id and headline (coloured by the headline verdict); then, at each
+    judged scale (largest first), the checks that do not hold on every seed, with the seeds they
+    fail on, their value and threshold. At the end the claims counted by headline, where each
+    scale's verdicts come from, and where the reports are."""
     from rich.markup import escape
 
-    from ..report.claims_report import (
+    from ..report.views import (
+        SCALES,
         VERDICT_STYLE,
-        fmt_value,
-        kv,
+        counts_text,
+        n_claims,
+        scale_sources,
+        sources_text,
+        status_of,
         summary_counts,
-        verdict_text,
+        verdict_class,
     )
 
     c = console()
     for r in results:
-        color = VERDICT_STYLE.get(r.verdict, "grey50")
-        passed = sum(ch["passed"] for ch in r.checks)
-        checks = f" ({passed}/{len(r.checks)} checks)" if r.checks else ""
-        c.print(
-            f"[bold]{escape(r.id)}[/] [dim]{escape(r.where)}[/] — "
-            f"[bold {color}]{escape(r.headline or verdict_text(r))}[/]{checks}"
-        )
-        for label, values, measured in (
-            ("paper", r.paper_values, False),
-            ("theory", r.theory, False),
-            ("measured", r.measured, True),
-        ):
-            if values:
-                c.print(f"    [dim]{label:>8}[/]  {escape(kv(values, measured))}")
-        ok = [ch for ch in r.checks if ch["passed"]]
-        if ok:
-            shown = "; ".join(
-                f"{ch['name']} {fmt_value(ch['value'])} (threshold {fmt_value(ch['threshold'])})"
-                for ch in ok
-            )
-            c.print(f"    [green]✓[/] [dim]{escape(shown)}[/]")
-        for ch in r.checks:
-            if not ch["passed"]:
-                c.print(f"    [red]✗[/] {escape(ch['detail'])}")
+        color = VERDICT_STYLE[verdict_class(r.verdict)]
+        c.print(f"[bold]{escape(r.id)}[/] — [{color}]{escape(r.headline or r.verdict)}[/]")
+        for s in reversed(SCALES):
+            sd = r.scales.get(s) or {}
+            if sd.get("verdict", "not run") != "not run":
+                for ch in sd.get("checks", []):
+                    if status_of(ch) != "holds":
+                        c.print(_failing_check(s, ch))
         if r.verdict.startswith("not run") and r.command:
             c.print(f"    [dim]run it with:[/] {escape(r.command)}")
+    from ..reproduce.runner import statements_line
+
     c.print(
-        ", ".join(f"{n} {v}" for v, n in summary_counts(results).items())
-        + f" — reports: {out / 'report.md'}, {out / 'report.html'}"
+        f"{n_claims(results)}: {counts_text(summary_counts(results))}\n"
+        f"scales judged — {sources_text(scale_sources(results))}\n"
+        f"the papers' statements: {statements_line(results)}\n"
+        f"reports: {out / 'report.md'}, {out / 'report.html'}, {out / 'report.json'}",
+        highlight=False,
     )
 
 
@@ -130,6 +126,11 @@ def reproduce(
         False, "--verbose", "-v", help="With --list: papers, claims and instances in full."
     ),
     markdown: bool = typer.Option(False, "--markdown", help="With --list: a Markdown table."),
+    statements: bool = typer.Option(
+        False,
+        "--statements",
+        help="With --list: the papers' statements and the claims that test each (or why none).",
+    ),
     json: bool = JSON_OPT,
 ) -> None:
     """``nclab reproduce`` (the help text is the decorator's).
@@ -141,7 +142,7 @@ def reproduce(
 
     claims = select(ids or [])
     if list_:
-        _list_claims(claims, json, markdown, verbose)
+        list_claims(claims, json, markdown, verbose, statements)
         return
     from ..reproduce import runner
 
@@ -189,66 +190,6 @@ def _result_row(r) -> dict:
     }
 
 
-def _list_claims(claims, json: bool, markdown: bool, verbose: bool = False) -> None:
-    """``nclab reproduce --list``: one line per claim; JSON, a Markdown table or (``--verbose``) a
-    rich table of everything."""
-    from ..report.claims_report import claims_markdown, fmt_secs, instance_label
-
-    rows = _claims_table(claims)
-    if json:
-        emit_json(rows)
-        return
-    if markdown:
-        print(claims_markdown(claims), end="")
-        return
-    if not verbose:
-        print(compact_claims(claims, fmt_secs))
-        return
-    from rich.table import Table
-
-    t = Table(title="claims (nclab reproduce ID to run one)")
-    for col in ("id", "paper", "claim", "quick", "full"):
-        t.add_column(col, overflow="fold")
-    for r, c in zip(rows, claims, strict=True):
-        full = fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
-        quick_s = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
-        if c.runnable("quick"):
-            quick_s += f" ({instance_label(r['quick']['instance'])})"
-        full += f" ({instance_label(r['full']['instance'])})"
-        t.add_row(r["id"], f"{c.paper}, {c.where}", c.claim, quick_s, full)
-    console().print(t)
-
-
-def _paper_setting(claim, mode: str) -> bool:
-    """Whether ``mode`` runs the paper's setting (a mode without a preset runs nothing)."""
-    return not claim.runnable(mode) or claim.instance(mode).startswith("paper setting")
-
-
-def compact_claims(claims, fmt_secs, width: int = 80) -> str:
-    """One line per claim, at most ``width`` columns: id, quick and full run times (``*`` not the
-    paper's setting: a smaller instance or our own, ``GPU``), where in the paper, cut to what is
-    left."""
-    cells = []
-    for c in claims:
-        quick = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
-        full = ("GPU " if c.needs_gpu("full") else "") + fmt_secs(c.full_seconds)
-        star = {m: " " if _paper_setting(c, m) else "*" for m in ("quick", "full")}
-        cells.append((c.id, quick + star["quick"], full + star["full"], " ".join(c.where.split())))
-    head = ("claim", "quick ", "full ", "in the paper")
-    w = [max(len(r[i]) for r in [head, *cells]) for i in range(3)]
-    lines = []
-    for cid, quick, full, where in [head, *cells]:
-        line = f"{cid:<{w[0]}}  {quick:>{w[1]}}  {full:>{w[2]}}  "
-        room = width - len(line)
-        lines.append(line + (where if len(where) <= room else where[: max(room - 1, 0)] + "…"))
-    lines.append(
-        "* not the paper's setting: a smaller instance, or our own\n"
-        "nclab reproduce ID: run one claim (--full: the paper's presets)\n"
-        "nclab reproduce --list --verbose: papers, claims, instances in full; --json: all"
-    )
-    return "\n".join(lines)
-
-
 @app.command()
 def sweep(
     # "\\[": rich markup would take [set] and [axes] for style tags and print nothing
@@ -293,6 +234,7 @@ def report(
     """Re-render the report of a finished run (its figures), reproduce (report.md/html) or sweep
     (sweep.csv, figures)."""
     from ..reproduce import judge as rep
+    from ..reproduce import runner
     from ..reproduce import sweep as sw
 
     if (directory / rep.MANIFEST).is_file():
@@ -301,8 +243,10 @@ def report(
         results = rep.judge_dir(directory)
         import json as _json
 
-        mode = _json.loads((directory / rep.MANIFEST).read_text())["mode"]
-        write_reports(directory, results, {"mode": mode})
+        manifest = _json.loads((directory / rep.MANIFEST).read_text())
+        meta = {"mode": manifest["mode"] or "ledger", "ledger": manifest.get("ledger")}
+        meta["statements"] = runner.statements_line(results)
+        write_reports(directory, results, meta)
         if json:
             emit_json([r.to_dict() for r in results])
         else:

@@ -110,14 +110,19 @@ class Record:
     def started(self) -> str:
         return self.provenance.get("started") or ""
 
-    def current(self) -> bool:
+    def current(self, settings: dict | None = None) -> bool:
         """Whether the record's config is what its preset and overrides resolve to today
         (bookkeeping keys aside): a record of a preset changed since, or of a config this nclab
-        no longer reads, is stale and judges nothing."""
+        no longer reads, is stale and judges nothing. ``settings`` caches the presets' resolved
+        settings between records."""
         exp = get_experiment(self.experiment)
         skip = set(exp.bookkeeping_keys())
+        key = (self.experiment, self.preset, json.dumps(dict(self.overrides), sort_keys=True))
+        cache = {} if settings is None else settings
         try:
-            now = exp.setting(self.preset, dict(self.overrides))
+            if key not in cache:
+                cache[key] = exp.setting(self.preset, dict(self.overrides))
+            now = cache[key]
             then = flatten(exp.config_cls.from_dict(self.config).to_dict())
         except NclabError:
             return False
@@ -125,15 +130,20 @@ class Record:
 
 
 class Ledger:
-    """The records under ``root`` (default :func:`default_root`)."""
+    """The records under ``root`` (default :func:`default_root`), read once (:meth:`records`);
+    :meth:`add` adds to them."""
 
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else default_root()
+        self._records: list[Record] | None = None
+        self._settings: dict = {}  # the presets' resolved settings, for Record.current
 
     def records(self) -> Iterator[Record]:
         """Every record, oldest first within each run's folder."""
-        for path in sorted((self.root / "runs").glob("*/*/*.json")):
-            yield Record.load(path)
+        if self._records is None:
+            paths = sorted((self.root / "runs").glob("*/*/*.json"))
+            self._records = [Record.load(p) for p in paths]
+        yield from self._records
 
     def find(
         self,
@@ -152,7 +162,7 @@ class Ledger:
             if r.experiment == experiment
             and r.preset == preset
             and dict(r.overrides) == want
-            and (not current or r.current())
+            and (not current or r.current(self._settings))
         ]
         return sorted(found, key=lambda r: (len(r.seeds), r.started), reverse=True)
 
@@ -180,6 +190,7 @@ class Ledger:
         path = folder / f"{stamp}-{digest}.json"
         folder.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+        self._records = None  # read again with the new record
         return path
 
 
@@ -196,7 +207,8 @@ def record_of(run_dir: str | Path) -> dict[str, Any]:
     if summary.get("failed"):
         raise RunError(f"{run.path} is a failed run: {summary.get('error')}")
     experiment, preset = meta["experiment"], meta.get("preset")
-    seeds = summary.get("seeds") or [data.get("seed", 0)]
+    first, n = int(data.get("seed", 0)), int(data.get("seeds", 1))
+    seeds = summary.get("seeds") or [first + i for i in range(n)]
     prov_path = run.path / PROVENANCE
     if prov_path.is_file():
         prov = json.loads(prov_path.read_text())

@@ -81,6 +81,8 @@ def run_experiment(
             if exp.figures is not None and rank() == 0:
                 summary["figures"] = [str(p) for p in exp.figures(cfg, run, summary, results)]
         summary.setdefault("seed", cfg.seed)
+        if cfg.seeds > 1:
+            summary.setdefault("seeds", [cfg.seed + i for i in range(cfg.seeds)])
         summary["experiment"], summary["preset"] = exp.name, preset
         summary.pop("seconds", None)
         summary = stamp(exp.name, summary)

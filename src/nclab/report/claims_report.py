@@ -1,194 +1,172 @@
 """Reports of ``nclab reproduce``: ``report.md``, a self-contained ``report.html`` and ``report.json``.
 
-Each claim shows its verdict (with the instance it was judged on, when it was not the paper's
-setting) and a table of its checks: name, value read, threshold applied, passed. Also the claim
-table of ``nclab reproduce --list --markdown`` (docs/reproduce.md embeds it), with each mode's
-instance. Claims and results are read by attribute only: this module imports nothing from
-:mod:`nclab.reproduce`.
+A claim is judged at every scale (quick, medium, full) the evidence covers
+(:mod:`nclab.reproduce.judge`); the reports are laid out for a reader who scans first and reads
+one claim after:
+
+* a **summary line**: the claims counted by their headline verdict
+  (:func:`~.views.summary_counts`), and per scale where its verdicts come from: this run, the
+  ledger, or not run (:func:`~.views.scale_sources`);
+* an **overview**, one row per claim: its headline verdict (coloured), a badge per scale (the
+  verdict there and the seeds passing, "3/3 seeds", with the failing checks' seed counts; "not
+  run", "needs GPU" and "no preset" greyed: :func:`~.views.badge`) and two or three measured values
+  of the largest judged scale beside the paper's (:func:`~.views.headline_numbers`);
+* a **section** per claim: the claim, the paper and where, the headline, the ladder (scale,
+  presets, instance, seeds, source with its provenance, verdict), the checks per scale (holds,
+  mixed or fails with the seeds passing; statement checks apart from sanity checks), the measured
+  and theory values of the largest judged scale beside the paper's, and the figures of the largest
+  scale that has figures (runs made by this reproduce: ledger records carry none).
+
+``report.md`` (here) holds the same as Markdown, ``report.html`` (:mod:`.report_html`) embeds its
+figures (base64 PNG), loads nothing and needs no JavaScript; ``report.json`` holds the results
+(``to_dict``) and the summary (:func:`~.views.summary`). Also the claim table of ``nclab reproduce
+--list --markdown`` (docs/reproduce.md embeds it). Claims and results are read by attribute
+(results' scales as dicts): the report package imports nothing from :mod:`nclab.reproduce`.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..runs import dumps
-from ..tables import fmt
+from .report_html import render_html
+from .views import (
+    MARK,
+    NOT_RUN,
+    SCALES,
+    STATUS_MARK,
+    badge,
+    check_cell,
+    check_rows,
+    counts_text,
+    cut,
+    figure_scale,
+    figures_note,
+    fmt_secs,
+    headline_numbers,
+    headline_parts,
+    instance_label,
+    n_claims,
+    not_run_why,
+    presets_text,
+    provenance_text,
+    scale_sources,
+    sources_text,
+    summary,
+    summary_counts,
+    title,
+    value_table,
+    verdict_class,
+    where_of,
+)
 
-VERDICT_STYLE = {
-    "reproduced": "#1b7f3a",
-    "partial": "#b07000",
-    "not reproduced": "#b00020",
-    "failed": "#b00020",
-}
-
-
-def fmt_value(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, list):
-        return "[" + ", ".join(fmt_value(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
-    return fmt(v)
-
-
-def fmt_measured(m: Mapping[str, Any]) -> str:
-    mean, std = m.get("mean"), m.get("std")
-    if isinstance(mean, int | float) and isinstance(std, int | float) and std > 0:
-        return f"{fmt_value(mean)} ± {fmt_value(std)}"
-    return fmt_value(mean)
-
-
-def kv(d: Mapping[str, Any], measured: bool = False) -> str:
-    if not d:
-        return "—"
-    return "; ".join(f"{k}: {fmt_measured(v) if measured else fmt_value(v)}" for k, v in d.items())
-
-
-def instance_label(instance: str) -> str:
-    """A claim's instance as the reports name it: ``"smaller: X"`` reads ``"smaller instance: X"``,
-    the rest (``"paper setting..."``, ``"our instance: ..."``) as it is.
-
-    >>> instance_label("smaller: model.d 32 (paper: 100)")
-    'smaller instance: model.d 32 (paper: 100)'
-    """
-    if instance.startswith("smaller: "):
-        return "smaller instance: " + instance.removeprefix("smaller: ")
-    return instance
+__all__ = ["claims_markdown", "fmt_secs", "instance_label", "render_markdown", "write_reports"]
 
 
-def verdict_text(r: Any) -> str:
-    """The verdict as the reports show it, e.g. ``reproduced (smaller instance: digits, Adam)``."""
-    return getattr(r, "verdict_text", r.verdict)
-
-
-def check_cells(c: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    """(mark, name, value, threshold) of one check outcome."""
-    mark = "✅" if c["passed"] else "❌"
-    name = c.get("name") or c.get("check", "")
-    return mark, name, fmt_value(c.get("value")), fmt_value(c.get("threshold"))
-
-
-def _md_cell(text: str) -> str:
+def _md(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def checks_markdown(checks: Sequence[Mapping[str, Any]]) -> list[str]:
-    """A Markdown table of check outcomes (mark, name, value, threshold, detail)."""
-    if not checks:
-        return []
-    lines = ["| | check | value | threshold | detail |", "|---|---|---|---|---|"]
-    for c in checks:
-        mark, name, value, threshold = check_cells(c)
-        lines.append(
-            f"| {mark} | `{name}` | {_md_cell(value)} | {_md_cell(threshold)} | "
-            f"{_md_cell(c.get('detail', ''))} |"
-        )
-    return lines
-
-
-def summary_counts(results: Sequence[Any]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for r in results:
-        counts[r.verdict] = counts.get(r.verdict, 0) + 1
-    return counts
+def _md_badge(sd: Mapping[str, Any] | None) -> str:
+    cls, word, seeds, why = badge(sd)
+    if cls in ("gpu", "none"):
+        return f"{MARK[cls]} {word}"
+    text = f"{MARK[cls]} {word}" + (f" · {seeds}" if seeds else "")
+    return text + (f" ({cut(why, 60)})" if why else "")
 
 
 def render_markdown(out: Path, results: Sequence[Any], meta: Mapping[str, Any]) -> str:
-    lines = [f"# nclab reproduce — {meta.get('mode', '')} presets", ""]
     counts = summary_counts(results)
-    lines.append(
-        ", ".join(f"{n} {v}" for v, n in counts.items())
-        + (f" · {meta['seconds']:.0f} s" if meta.get("seconds") else "")
-    )
-    lines += ["", "| claim | paper | theory | measured | verdict |", "|---|---|---|---|---|"]
+    secs = f" · {fmt_secs(meta['seconds'])}" if meta.get("seconds") else ""
+    lines = [f"# {title(meta)}", ""]
+    lines += [f"**{n_claims(results)}: {counts_text(counts)}**{secs}", ""]
+    lines += [f"Scales judged — {sources_text(scale_sources(results))}.", ""]
+    if meta.get("statements"):
+        lines += [f"The papers' statements: {meta['statements']}.", ""]
+    lines += [
+        "| claim | headline | quick | medium | full | largest scale judged vs the paper |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in results:
-        lines.append(
-            f"| `{r.id}` ({r.where}) | {kv(r.paper_values)} | {kv(r.theory)} | "
-            f"{kv(r.measured, True)} | **{verdict_text(r)}** |"
+        parts = headline_parts(r.headline or r.verdict)
+        head = f"{MARK[verdict_class(r.verdict)]} **{_md(parts[0])}**"
+        nums, left = headline_numbers(r)
+        cell = "; ".join(
+            f"{lab} **{val}**" + (f" ({ref})" if ref else "") for lab, val, ref in nums
         )
+        cell = "; ".join(x for x in (cell, left) if x) or "—"
+        badges = " | ".join(_md(_md_badge(r.scales.get(s))) for s in SCALES)
+        lines.append(f"| [`{r.id}`](#{_anchor(r.id)}) | {head} | {badges} | {_md(cell)} |")
     for r in results:
-        lines += ["", f"## {r.id}", "", f"*{r.paper}, {r.where}.* {r.claim}", ""]
-        lines += [f"Verdict: **{verdict_text(r)}**", ""]
-        if r.note:
-            lines += [f"Note: {r.note}", ""]
-        lines += checks_markdown(r.checks)
-        if r.runs:
-            lines += [
-                "",
-                "Runs: " + ", ".join(f"`{os.path.relpath(d, out)}`" for d in r.runs.values()),
-            ]
-        if r.command:
-            lines += ["", f"Command: `{r.command}`"]
-        for f in r.figures:
-            lines += ["", f"![{Path(f).stem}]({os.path.relpath(f, out)})"]
+        lines += _md_section(out, r, meta)
     return "\n".join(lines) + "\n"
 
 
-CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;width:100%;font-size:14px}
-th,td{border:1px solid #ccc;padding:6px 8px;vertical-align:top;text-align:left}
-th{background:#f3f3f3} code{font-size:13px} .v{font-weight:bold}
-img{max-width:100%;border:1px solid #ddd;margin:6px 0} .ok{color:#1b7f3a} .no{color:#b00020}
-"""
+def _anchor(cid: str) -> str:
+    """The anchor GitHub gives the ``## <id>`` heading."""
+    return "".join(ch for ch in cid.lower() if ch.isalnum() or ch in "-_ ").replace(" ", "-")
 
 
-def _img(path: str) -> str:
-    data = base64.b64encode(Path(path).read_bytes()).decode()
-    return f'<img alt="{html.escape(Path(path).stem)}" src="data:image/png;base64,{data}">'
-
-
-def _checks_html(checks: Sequence[Mapping[str, Any]]) -> str:
-    e = html.escape
-    if not checks:
-        return ""
-    rows = []
-    for c in checks:
-        _, name, value, threshold = check_cells(c)
-        cls = "ok" if c["passed"] else "no"
-        rows.append(
-            f"<tr class='{cls}'><td>{'✓' if c['passed'] else '✗'}</td><td><code>{e(name)}</code>"
-            f"</td><td>{e(value)}</td><td>{e(threshold)}</td><td>{e(c.get('detail', ''))}</td></tr>"
+def _md_section(out: Path, r: Any, meta: Mapping[str, Any]) -> list[str]:
+    lines = ["", f"## {r.id}", "", f"*{r.paper}, {r.where}.* {r.claim}", ""]
+    lines += [f"Headline: **{r.headline or r.verdict}**", ""]
+    if r.note:
+        lines += [f"Note: {r.note}", ""]
+    lines += [
+        "| scale | preset | instance | seeds | source | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in SCALES:
+        sd = r.scales.get(s)
+        if sd is None:
+            continue
+        source = sd.get("source") or "—"
+        prov = provenance_text(sd)
+        if prov:
+            source += f" ({prov})"
+        v, why = _md_badge(sd), badge(sd)[3]
+        if sd["verdict"] == NOT_RUN and sd.get("command") and not_run_why(sd) != "no preset":
+            v += (f" ({why})" if why and why not in v else "") + f": `{sd['command']}`"
+        lines.append(
+            f"| {s} | {_md(presets_text(sd))} | {_md(instance_label(sd.get('instance', '')))} | "
+            f"{sd.get('seeds') or '—'} | {_md(source)} | {_md(v)} |"
         )
-    head = "<tr><th></th><th>check</th><th>value</th><th>threshold</th><th>detail</th></tr>"
-    return f"<table class='checks'>{head}{''.join(rows)}</table>"
-
-
-def render_html(results: Sequence[Any], meta: Mapping[str, Any]) -> str:
-    e = html.escape
-    counts = summary_counts(results)
-    rows = []
-    for r in results:
-        color = VERDICT_STYLE.get(r.verdict, "#666")
-        rows.append(
-            f"<tr><td><a href='#{e(r.id)}'><code>{e(r.id)}</code></a><br>{e(r.where)}</td>"
-            f"<td>{e(kv(r.paper_values))}</td><td>{e(kv(r.theory))}</td>"
-            f"<td>{e(kv(r.measured, True))}</td>"
-            f"<td class='v' style='color:{color}'>{e(verdict_text(r))}</td></tr>"
-        )
-    sections = []
-    for r in results:
-        checks = _checks_html(r.checks)
-        figs = "".join(_img(f) for f in r.figures if Path(f).is_file())
-        note = f"<p>Note: {e(r.note)}</p>" if r.note else ""
-        cmd = f"<p>Command: <code>{e(r.command)}</code></p>" if r.command else ""
-        sections.append(
-            f"<h2 id='{e(r.id)}'>{e(r.id)}</h2><p><i>{e(r.paper)}, {e(r.where)}.</i> "
-            f"{e(r.claim)}</p><p>Verdict: <b>{e(verdict_text(r))}</b></p>{note}{checks}{cmd}{figs}"
-        )
-    head = ", ".join(f"{n} {e(v)}" for v, n in counts.items())
-    secs = f" · {meta['seconds']:.0f} s" if meta.get("seconds") else ""
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>nclab reproduce</title>"
-        f"<style>{CSS}</style></head><body><h1>nclab reproduce — {e(str(meta.get('mode', '')))}"
-        f" presets</h1><p>{head}{secs}</p><table><tr><th>claim</th><th>paper</th><th>theory</th>"
-        f"<th>measured (mean ± std over seeds)</th><th>verdict</th></tr>{''.join(rows)}</table>"
-        f"{''.join(sections)}</body></html>\n"
-    )
+    rows = check_rows(r)
+    if rows:
+        judged = [s for s in SCALES if any(s in by for *_, by in rows)]
+        lines += ["", "| check | kind | " + " | ".join(judged) + " |"]
+        lines.append("|---|---|" + "---|" * len(judged))
+        for name, kind, desc, by in rows:
+            cells = []
+            for s in judged:
+                c = by.get(s)
+                if c is None:
+                    cells.append("—")
+                    continue
+                status, seeds, vs = check_cell(c)
+                cells.append(f"{STATUS_MARK[status]} {status} {seeds}" + (f": {vs}" if vs else ""))
+            lines.append(
+                f"| `{name}` — {_md(desc)} | {kind} | " + " | ".join(_md(x) for x in cells) + " |"
+            )
+    head, rows = value_table(r)
+    if rows:
+        lines += ["", "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+        lines += ["| " + " | ".join(_md(x) for x in row) + " |" for row in rows]
+    for s in SCALES:
+        sd = r.scales.get(s) or {}
+        if sd.get("verdict", NOT_RUN) != NOT_RUN and sd.get("runs"):
+            where = ", ".join(f"`{where_of(d, out, meta)}`" for d in sd["runs"].values())
+            lines += ["", f"Runs at {s} size: {where}"]
+    if r.command:
+        lines += ["", f"Command: `{r.command}`"]
+    fs = figure_scale(r)
+    note, cmd = figures_note(r, fs)
+    lines += ["", note + (f" `{cmd}`" if cmd else "")]
+    for f in r.scales[fs]["figures"] if fs else []:
+        lines += ["", f"![{Path(f).stem}]({where_of(f, out, meta)})"]
+    return lines
 
 
 def write_reports(
@@ -198,19 +176,14 @@ def write_reports(
     out = Path(out)
     paths = {"md": out / "report.md", "html": out / "report.html", "json": out / "report.json"}
     paths["md"].write_text(render_markdown(out, results, meta))
-    paths["html"].write_text(render_html(results, meta))
-    paths["json"].write_text(
-        dumps({"meta": dict(meta), "claims": [r.to_dict() for r in results]}, indent=2) + "\n"
-    )
+    paths["html"].write_text(render_html(results, meta, out))
+    data = {
+        "meta": dict(meta),
+        "summary": summary(results),
+        "claims": [r.to_dict() for r in results],
+    }
+    paths["json"].write_text(dumps(data, indent=2) + "\n")
     return paths
-
-
-def fmt_secs(s: float) -> str:
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 5400:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
 
 
 def claims_markdown(claims: Sequence[Any]) -> str:

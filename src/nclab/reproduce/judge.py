@@ -12,7 +12,8 @@ one holds -> ``"reproduced"``, every one fails -> ``"not reproduced"``, otherwis
 (with the reason: ``"embedding-nc1 fails 2/3 seeds"``). A scale without evidence is ``"not run"``.
 
 The claim's headline is the verdict at the largest scale judged, then any smaller scale's
-verdict, then the larger scales not run: ``"partial at medium size (embedding-nc1 fails 2/3
+verdict, then the larger scales not run (with the claim's runtime estimate there; a scale the claim
+has no preset for is left out): ``"partial at medium size (embedding-nc1 fails 2/3
 seeds); reproduced at quick size; not run at paper size (about 2 h a run on CPU)"``. The
 result's top-level fields (verdict, checks, measured values, runs, figures, instance) are those of
 that largest scale; ``scales`` holds every scale's.
@@ -30,6 +31,7 @@ from ..errors import RunError
 from ..evidence import Ledger
 from ..experiments.protocol import UNITS
 from ..experiments.schema import read_summary_versioned
+from ..provenance import PROVENANCE
 from ..report.claims_report import fmt_secs, instance_label
 from ..runs import RunDir, to_jsonable
 from . import registry
@@ -55,7 +57,8 @@ class ScaleResult:
     """A claim judged at one scale: verdict and reason, seeds, the instance judged, where the
     evidence came from (``"this run"`` or ``"ledger"``), the checks with their per-seed
     outcomes, the measured and theory values, the runs (run directories or ledger records) with
-    their provenance, and the figures of runs made here."""
+    their provenance, the presets (alias -> ``"experiment preset"``) and the figures of runs made
+    here."""
 
     scale: str
     verdict: str
@@ -70,6 +73,7 @@ class ScaleResult:
     provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
     figures: list[str] = field(default_factory=list)
     command: str = ""
+    presets: dict[str, str] = field(default_factory=dict)
 
     @property
     def judged(self) -> bool:
@@ -138,6 +142,30 @@ def _figures(run_dir: str) -> list[str]:
     return [str(f) for f in figs]
 
 
+def presets_of(claim: Claim, scale: str) -> dict[str, str]:
+    """Each run's ``"experiment preset"`` at ``scale`` (those that have one)."""
+    return {
+        alias: f"{spec.experiment} {spec.preset(scale)}"
+        for alias, spec in claim.runs.items()
+        if spec.preset(scale) is not None
+    }
+
+
+def run_provenance(run_dir: str) -> dict[str, Any]:
+    """A run directory's provenance as the ledger's records give it (commit, dirty, started,
+    device, seconds); empty where the run wrote none."""
+    run = Path(run_dir)
+    try:
+        prov = json.loads((run / PROVENANCE).read_text())
+    except (OSError, ValueError):
+        return {}
+    try:
+        seconds = json.loads((run / "summary.json").read_text()).get("seconds")
+    except (OSError, ValueError):
+        seconds = None
+    return {k: prov.get(k) for k in ("commit", "dirty", "started", "device")} | {"seconds": seconds}
+
+
 def _read(summaries: Summaries, path: str, std: bool = False) -> Any:
     try:
         return lookup_std(summaries, path) if std else lookup(summaries, path)
@@ -169,6 +197,7 @@ def judge_scale(
         runs=runs,
         provenance=provenance or {},
         command=command_for(claim, scale, seeds),
+        presets=presets_of(claim, scale),
     )
     if ok:
         res.theory = {label: _read(summaries, p) for label, p in claim.theory.items()}
@@ -185,6 +214,7 @@ def judge_scale(
 def not_run_scale(claim: Claim, scale: str, why: str, seeds: int | None = None) -> ScaleResult:
     """A scale without evidence: ``why`` (no preset, needs a GPU, not in the ledger)."""
     res = ScaleResult(scale, NOT_RUN, why, instance=claim.instance(scale))
+    res.presets = presets_of(claim, scale)
     gpu = " (on a machine with a GPU)" if why == NEEDS_GPU else ""
     res.command = command_for(claim, scale, seeds) + gpu
     return res
@@ -195,7 +225,7 @@ def _cost(claim: Claim, scale: str) -> str:
     if scale == "quick":
         return f"about {fmt_secs(claim.quick_seconds)}"
     where = "on a GPU" if claim.needs_gpu(scale) else "on CPU"
-    return f"about {fmt_secs(claim.full_seconds)} a run {where}"
+    return f"about {fmt_secs(claim.seconds(scale))} a run {where}"
 
 
 # --- the claim: every scale and the headline ----------------------------------------------------
@@ -215,6 +245,8 @@ def headline(claim: Claim, scales: Mapping[str, ScaleResult]) -> tuple[str, str,
     parts += [scales[s].words() for s in reversed(judged[:-1])]
     for s in order[order.index(top) + 1 :]:
         r = scales[s]
+        if r.reason == f"no {s} preset":
+            continue  # the claim has no run at this scale: nothing to say
         cost = _cost(claim, s) if r.reason != NEEDS_GPU else "needs a GPU"
         parts.append(f"{NOT_RUN} at {scale_words(s, r.instance)} ({cost})")
     return scales[top].verdict, top, "; ".join(parts)
@@ -281,7 +313,7 @@ def from_ledger(claim: Claim, scale: str, ledger: Ledger) -> ScaleResult | None:
         if not found:
             return None
         rec = found[0]
-        summaries[alias], runs[alias] = dict(rec.summary), str(rec.path)
+        summaries[alias], runs[alias] = {"seeds": list(rec.seeds), **rec.summary}, str(rec.path)
         prov[alias] = {
             k: rec.provenance.get(k) for k in ("commit", "dirty", "started", "device", "seconds")
         }
@@ -305,7 +337,8 @@ def judge_claim(
             continue
         if scale == mode and ran:
             summaries, runs = read_summaries(ran)
-            scales[scale] = judge_scale(claim, scale, summaries, runs, "this run", seeds=seeds)
+            prov = {a: run_provenance(d) for a, d in runs.items()}
+            scales[scale] = judge_scale(claim, scale, summaries, runs, "this run", prov, seeds)
             continue
         found = from_ledger(claim, scale, ledger) if ledger is not None else None
         if found is not None:
@@ -313,7 +346,8 @@ def judge_claim(
         elif scale == mode and not_run:
             scales[scale] = not_run_scale(claim, scale, not_run, seeds)
         else:
-            why = NEEDS_GPU if claim.needs_gpu(scale) else "not in the ledger"
+            missing = "not in the ledger" if ledger is not None else "no ledger judged"
+            why = NEEDS_GPU if claim.needs_gpu(scale) else missing
             scales[scale] = not_run_scale(claim, scale, why, seeds)
     return claim_result(claim, scales)
 

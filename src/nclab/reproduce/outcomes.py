@@ -30,8 +30,8 @@ def seed_views(summaries: Summaries) -> list[dict[str, Mapping[str, Any]]]:
     per: dict[str, list] = {}
     for alias, s in summaries.items():
         entries = s.get("by_seed") or s.get("per_seed")
-        ok = isinstance(entries, list) and entries and all(isinstance(e, Mapping) for e in entries)
-        per[alias] = entries if ok and len(s.get("seeds") or []) > 1 else [s]
+        ok = isinstance(entries, list) and all(isinstance(e, Mapping) for e in entries)
+        per[alias] = entries if ok and len(entries) > 1 else [s]
     counts = {len(v) for v in per.values()}
     if len(counts) != 1:
         return []

@@ -37,11 +37,14 @@ from .summaries import split
 CLAIM_MODULES = (
     "nclab.reproduce.claims.tirer_bruna",
     "nclab.reproduce.claims.tirer_bruna_resnet",
+    "nclab.reproduce.claims.tirer_bruna_inventory",
     "nclab.reproduce.claims.sukenik",
     "nclab.reproduce.claims.laurent",
     "nclab.reproduce.claims.laurent_appendix",
+    "nclab.reproduce.claims.laurent_inventory",
     "nclab.reproduce.claims.jacot",
     "nclab.reproduce.claims.jacot_beyond",
+    "nclab.reproduce.claims.jacot_inventory",
 )
 
 REPRODUCED, PARTIAL, NOT_REPRODUCED, FAILED, NEEDS_GPU = (

@@ -23,6 +23,7 @@ from . import registry
 from .backends import execute
 from .judge import MANIFEST, ClaimResult, judge_dir
 from .plan import plan
+from .statements import counts_line, statement_counts
 
 
 def reproduce(
@@ -64,7 +65,13 @@ def reproduce(
             if RunDir(job.run_dir).finished:
                 book.add(job.run_dir, allow_dirty=allow_dirty)
     results = judge_dir(out)
-    meta = {"mode": mode, "backend": backend, "seconds": time.perf_counter() - t0}
+    meta = {
+        "mode": mode,
+        "backend": backend,
+        "seconds": time.perf_counter() - t0,
+        "ledger": str(Ledger(ledger).root) if ledger is not None else None,
+        "statements": statements_line(results),
+    }
     write_reports(out, results, meta)
     return results
 
@@ -77,10 +84,18 @@ def from_ledger(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     claims = registry.select(patterns)
-    _write_manifest(out, None, None, claims, Ledger(ledger).root, False, {}, {})
+    root = Ledger(ledger).root
+    _write_manifest(out, None, None, claims, root, False, {}, {})
     results = judge_dir(out)
-    write_reports(out, results, {"mode": "ledger"})
+    meta = {"mode": "ledger", "ledger": str(root), "statements": statements_line(results)}
+    write_reports(out, results, meta)
     return results
+
+
+def statements_line(results: Sequence[ClaimResult]) -> str:
+    """The papers' statements counted on ``results``: covered, reproduced, partial, not
+    reproduced, not run, not covered (:func:`~nclab.reproduce.statements.statement_counts`)."""
+    return counts_line(statement_counts(results)["all"])
 
 
 def _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run) -> None:

@@ -53,6 +53,7 @@ from .feature_collapse_model import (
     check_model_parameters,
     equiangular_frame,
     regularised_risk,
+    thm2_lambda_bound,
     word_frequencies,
     words_per_concept,
 )
@@ -370,7 +371,7 @@ def fc_thm2(
     """
     check_model_parameters(nc, L, nc**L, lam)
     m = word_frequencies(words_per_concept(nc, nw), mu, zipf, s)
-    bound = math.sqrt(L * float(np.sum(m**2)) / nc ** (L + 1))
+    bound = thm2_lambda_bound(nc, L, m)
     require(
         lam < bound,
         f"lam={lam:g} is above Theorem 2's bound lam < sqrt(L sum mu^2 / "

@@ -102,6 +102,17 @@ def check_model_parameters(nc: int, L: int, K: int, lam: float) -> None:
     )
 
 
+def thm2_lambda_bound(nc: int, L: int, mu: np.ndarray) -> float:
+    r"""Theorem 2's bound on the weight decay, :math:`\sqrt{L \sum_\beta \mu_\beta^2 /
+    n_c^{L+1}}`: the system (7)–(8) has a solution iff λ is below it (above it only W = U = 0 is
+    critical). ``mu``: the within-concept word frequencies.
+
+    >>> round(thm2_lambda_bound(3, 3, word_frequencies(3, zipf=True)), 6)
+    0.122468
+    """
+    return math.sqrt(L * float(np.sum(np.asarray(mu, dtype=float) ** 2)) / nc ** (L + 1))
+
+
 def words_per_concept(nc: int, nw: int) -> int:
     """nw words in nc concepts of equal size: the words per concept, sc = nw / nc."""
     check_multiple("nw", nw, nc, of_label=f"nc = {nc}", why="the concepts have equal sizes")

@@ -46,13 +46,16 @@ def measure(
         geometry=net.layer_norm_kind != "learnable",
     )
     un = u.norm(dim=2)
+    wn = net.W.norm(dim=1)
     out = {
         "test_acc": accuracy(net, data.x_test, data.y_test, 20000),
         "train_acc": accuracy(net, data.x_train, data.y_train, 20000),
         "train_objective": float(f),
         "train_ce": float(ce),
-        "word_norm_mean": float(net.W.norm(dim=1).mean()),
-        "word_norm_std": float(net.W.norm(dim=1).std(correction=0)),
+        "word_norm_mean": float(wn.mean()),
+        "word_norm_std": float(wn.std(correction=0)),
+        # the mean over concepts of the norm of the β-th word of each (Theorem 2's r_β)
+        "word_norms_by_rank": wn.reshape(task.nc, -1).mean(0).tolist(),
         "rep_norm_mean": m["words"]["norm_mean"],
         "u_norm_mean": float(un.mean()),
         "u_norm_std": float(un.std(correction=0)),
@@ -80,10 +83,16 @@ def pca_panels(net: WordNet, task: Any) -> list[tuple[str, torch.Tensor, torch.T
     ]
 
 
-def pca_singular_values(net: WordNet, task: Any) -> dict[str, list[float]]:
-    """The top three singular values of both PCA panels (the paper's Fig. 3 numbers)."""
+def pca_singular_values(net: WordNet, task: Any) -> dict[str, Any]:
+    """The top three singular values of both PCA panels (the paper's Fig. 3 numbers) and, per
+    panel, σ3/σ1 (``<panel>_third_over_first``: how far the vectors are from a plane, whatever
+    their number and scale; None with fewer than three values)."""
     (_, words, _), (_, u, _) = pca_panels(net, task)
-    return {"words": pca(words, 3)[1], "u": pca(u, 3)[1]}
+    out: dict[str, Any] = {"words": pca(words, 3)[1], "u": pca(u, 3)[1]}
+    for panel in ("words", "u"):
+        s = out[panel]
+        out[f"{panel}_third_over_first"] = s[2] / s[0] if len(s) > 2 and s[0] > 0 else None
+    return out
 
 
 def _thin(vectors: torch.Tensor, groups: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -81,6 +81,8 @@ class Theory(Record):
     objective: Num = None  # fc-thm1, fc-thm3
     word_rep_norm: Num = None  # fc-thm3
     word_norms: list[Num] | None = None  # fc-thm2: one per word frequency (r)
+    lam: Num = None  # h with one weight decay λ on W and U: λ, and Theorem 2's bound on it
+    lam_bound_thm2: Num = None  # sqrt(L sum mu^2 / nc^(L+1)), whether Theorem 2 applies or not
     thm1: prediction_record(FCThm1) | NotApplicable | None = Field(None, alias="fc-thm1")
     thm2: prediction_record(FCThm2) | NotApplicable | None = Field(None, alias="fc-thm2")
     thm3: prediction_record(FCThm3) | NotApplicable | None = Field(None, alias="fc-thm3")
@@ -89,7 +91,7 @@ class Theory(Record):
 PaperNumbers = optional(
     "PaperNumbers",
     float,
-    "test_acc word_norm_mean word_norm_std theory_word_norm",
+    "test_acc word_norm_mean word_norm_std theory_word_norm train_loss_max",
     "The numbers the paper reports for a figure.",
 )
 
@@ -109,6 +111,8 @@ class TheoryGaps(Record):
     word_norm_mean: Num = None
     u_norm_mean: Num = None
     train_objective: Num = None
+    # fc-thm2: max over the ranks β of |mean word norm of rank β - r_β| / r_β (since issue 26)
+    word_norms_by_rank_max: Num = None
 
 
 class Untrained(Record):
@@ -119,10 +123,13 @@ class Untrained(Record):
 
 
 class PcaSingularValues(Record):
-    """The top singular values of the PCA figure's two panels (:func:`.figures.save_figures`)."""
+    """The top singular values of the PCA figure's two panels
+    (:func:`.measure.pca_singular_values`) and each panel's σ3/σ1 (written since issue 26)."""
 
     words: list[Num]
     u: list[Num]
+    words_third_over_first: Num = None
+    u_third_over_first: Num = None
 
 
 class FeatureCollapseSummary(Summary):

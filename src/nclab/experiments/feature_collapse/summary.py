@@ -8,6 +8,7 @@ from typing import Any
 from ...data.sentences import frequencies
 from ...errors import TheoryError
 from ...theory.feature_collapse import fc_thm1, fc_thm2, fc_thm3
+from ...theory.feature_collapse_model import thm2_lambda_bound
 from .config import FCConfig, weight_decays
 from .presets import PAPER
 
@@ -26,6 +27,11 @@ def theory_for(cfg: FCConfig) -> dict[str, Any]:
         return p
 
     d, ln = cfg.data, cfg.model.layer_norm
+    if ln == "none" and lam_w == lam_u:
+        # Theorem 2's bound, whether the theorem applies or not (§3.1: "In our experiments, λ
+        # satisfies this bound")
+        mu = frequencies(d.nw // d.nc, d.freq, d.zipf_s)
+        out.update(lam=lam_u, lam_bound_thm2=thm2_lambda_bound(d.nc, d.L, mu))
     if ln == "none":
         if lam_w != lam_u:
             out["note"] = "Theorems 1-2 need the same weight decay on W and U"
@@ -97,5 +103,8 @@ def unit_summary(
     ):
         if isinstance(theory.get(ref), float) and theory[ref]:
             gaps[key] = (out[key] - theory[ref]) / theory[ref]
+    if theory["which"] == "fc-thm2":  # Theorem 2's magnitudes, word by frequency rank
+        r, got = theory["word_norms"], final["word_norms_by_rank"]
+        gaps["word_norms_by_rank_max"] = max(abs(g - t) / t for g, t in zip(got, r, strict=True))
     out["theory_rel_gap"] = gaps
     return out

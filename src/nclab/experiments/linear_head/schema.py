@@ -175,6 +175,10 @@ class Derived(Record):
     balancedness_nonlinear_min: Num
     negativity_mean: Num
     negativity_min: Num
+    # written since issue 26 (the last nonlinear layer; NC3 of Z_(L-1) as 1 - mean cosine)
+    negativity_last: Num = None
+    nc3_gap_last: Num = None
+    nc3_gap_last_start: Num = None
 
 
 class Ddp(Record):

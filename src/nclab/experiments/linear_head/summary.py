@@ -13,7 +13,10 @@ Derived scalars of one network (``derived``), L1 nonlinear and L2 linear layers,
 * ``balancedness_linear_max`` / ``_mean`` (pairs inside the head, l = L1+1 .. L-1), ``..._start``
   (the max at the first measurement),
   ``balancedness_nonlinear_mean`` / ``_min`` (l <= L1, W_l nonlinear),
-* ``negativity_mean`` / ``negativity_min`` over the measured nonlinear layers,
+* ``negativity_mean`` / ``negativity_min`` over the measured nonlinear layers, ``negativity_last``:
+  that of the last nonlinear layer Z_{L1},
+* ``nc3_gap_last`` / ``nc3_gap_last_start``: 1 - ``nc3_cos`` of Z_{L-1} with W_L (the paper's NC3,
+  1 at perfect alignment) at the end / at the first measurement,
 * with ``track_imbalance``, the per-step decay of the layer pairs' imbalance against
   (1 - lr wd)^2 (:mod:`.balance_rate`; None otherwise).
 """
@@ -84,8 +87,16 @@ def derived(summary: dict[str, Any], history: list[dict[str, Any]]) -> dict[str,
             "balancedness_nonlinear_min": min(nl_bal) if nl_bal else None,
             "negativity_mean": sum(neg) / len(neg) if neg else None,
             "negativity_min": min(neg) if neg else None,
+            "negativity_last": get(L1, "negativity"),
+            "nc3_gap_last": _gap(get(L - 1, "nc3_cos")),
+            "nc3_gap_last_start": _gap(get(L - 1, "nc3_cos", first_by)),
         }
     )
+
+
+def _gap(cos: float | None) -> float | None:
+    """1 - a mean cosine (None stays None)."""
+    return None if cos is None else 1.0 - cos
 
 
 def thm31_derived(cert: dict[str, Any]) -> dict[str, float | None]:

@@ -127,6 +127,28 @@ PRESETS: dict[str, dict[str, Any]] = {
         "log_every": 10_000,
         "phase": {"points": 10, "lo": 0.2, "hi": 2.5, "seeds": 2},
     },
+    # the same across Theorem 4.1's threshold K (n λ_H1 λ_W1 λ_W2)^(1/3) = 2^(-4/3) of the linear
+    # extended UFM (λ_W2 = λ_W1 = λ_H1 = λ), from init x0.5: the paper's Fig. 5 init x0.1 sits in
+    # the zero solution's basin (a local minimum on both sides of the threshold) from 0.46 of it,
+    # N(0, 1) makes GD at step 0.1 diverge
+    "tb-phase-diagram-linear": {
+        **_FIG2,
+        "model.bias": "none",
+        "model.depth": 2,
+        "model.init": {"w": 0.5, "w1": 0.5, "h": 0.5},
+        "train.steps": 100_000,
+        "log_every": 10_000,
+        "phase": {"points": 20, "lo": 0.2, "hi": 2.5, "seeds": 5},
+    },
+    "tb-phase-diagram-linear-quick": {
+        **_FIG2,
+        "model.bias": "none",
+        "model.depth": 2,
+        "model.init": {"w": 0.5, "w1": 0.5, "h": 0.5},
+        "train.steps": 60_000,
+        "log_every": 10_000,
+        "phase": {"points": 10, "lo": 0.2, "hi": 2.5, "seeds": 3},
+    },
     # Theorem 5.1: the exact classifier of fixed noisy features H̄ ⊗ 1ᵀ + E (σ_e = 0.1) at the
     # Fig. 2 setting (λ̃_H = n λ_H = 0.25), for n = 25 .. 409600 (quick: 25 .. 25600); no GD
     "tb-fixed-features": {

@@ -125,6 +125,7 @@ class UfmPhaseSummary(Summary):
     theory_objective: list[Num]
     objective_gap: Num
     objective_gap_off_threshold: Num
+    objective_gap_best_off_threshold: Num = None  # the best seed per λ (written since issue 26)
     near_threshold_margin: float
     metrics: Metrics
     collapse_max: Num

@@ -26,6 +26,7 @@ share this paper's helpers, and each claim is a declaration, not logic.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ...experiments.catalog import get_experiment
@@ -336,6 +337,25 @@ CLAIMS += [
         "L-T11 on images, patches as tokens (Figure 1's CIFAR-10 panel), on digits.",
     ),
 ]
+
+
+def _cifar10(block: str, note: str = "") -> Claim:
+    """The depth claim of ``block`` on CIFAR-10 (its ``*-cifar10-gpu`` preset): GPU work, the
+    data the user's files; no quick or medium rung (the digits sweeps are the MNIST claim's)."""
+    gpu = f"{block}-ce-cifar10-gpu"
+    claim = _depth_claim(
+        f"sukenik/{block}-depth-ce-cifar10",
+        block,
+        "ce",
+        RunSpec("deep-ln", quick=None, full=gpu, full_needs_gpu=True),
+        0,
+        7200,
+        note + " GPU only: CIFAR-10 files from data.data_dir or $NCLAB_DATA_DIR.",
+    )
+    return dataclasses.replace(claim, medium_seconds=0.0)
+
+
+CLAIMS += [_cifar10("rn1"), _cifar10("rn2", _OVER_L)]
 
 
 def _differ(key: str, label: str, margin: float) -> Check:

@@ -10,6 +10,8 @@ collapses more than the level one block earlier.
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..checks import Check, Ratio, interpolates
 from ..registry import Claim, RunSpec
 from .tirer_bruna import PAPER
@@ -117,4 +119,37 @@ def _resnet(mse: bool) -> Claim:
     )
 
 
-CLAIMS: list[Claim] = [_resnet(mse=True), _resnet(mse=False)]
+def _resnet_cifar10() -> Claim:
+    """App. G Fig. 10: the MSE, bias-free setting on CIFAR-10 (GPU work: the data are the user's
+    files, the run is hours on a CPU), judged by the MNIST claim's checks."""
+    base = _resnet(mse=True)
+    return dataclasses.replace(
+        base,
+        id="tirer-bruna/resnet18-cifar10-mse-nobias",
+        where="App. G Fig. 10 (ResNet18 on CIFAR-10)",
+        claim="ResNet18 trained on CIFAR-10 with SGD (MSE, no bias in the last layer) behaves like "
+        "the nonlinear extended UFM: the penultimate features and W approach an orthogonal frame, "
+        "the penultimate level collapses more than the level one block earlier; the extended UFM "
+        "at the same K ends closer to the same frame.",
+        runs={
+            "main": RunSpec(
+                "resnet-ufm",
+                quick=None,
+                full="tb-resnet18-cifar10-mse-gpu",
+                full_needs_gpu=True,
+            )
+        },
+        paper_values={
+            "frame": "an orthogonal frame (curves, Fig. 10)",
+            "levels": "the second level collapses more than the first",
+        },
+        quick_seconds=0.0,
+        medium_seconds=0.0,
+        full_seconds=3600.0,
+        note="GPU only (CIFAR-10 files from data.data_dir or $NCLAB_DATA_DIR); no quick or medium "
+        "rung: the CPU stand-ins on digits are tirer-bruna/resnet18-mse-nobias's. "
+        + base.note.split(" docs/ufm.md")[0],
+    )
+
+
+CLAIMS: list[Claim] = [_resnet(mse=True), _resnet(mse=False), _resnet_cifar10()]

@@ -1,0 +1,143 @@
+"""Claims of Jacot, Súkeník, Wang & Mondelli (ICLR 2025), §6, that the statement inventory
+(:mod:`nclab.reproduce.statements.jacot_statements`) found untested: NC3 in Fig. 1 (the third of the collapse
+metrics the section measures), Fig. 2's NC1 against the depth of the linear head, and Fig. 3's last
+nonlinear layer keeping its negativity at every depth. Each runs the presets of the claim that
+covers the rest of its figure (:mod:`.jacot`); the derived scalars are
+:mod:`nclab.experiments.linear_head.summary`'s.
+"""
+
+from __future__ import annotations
+
+from ..checks import Check, Ratio
+from ..registry import Claim
+from .jacot import CLAIMS as FIGURE_CLAIMS
+from .jacot import PAPER
+
+#: NC3 (the mean cosine of Z_(L-1)'s columns and their class's row of W_L) counts as reached
+#: within this of 1 (ours: Theorem 3.1's bound (5) tends to 1, the paper gives no level)
+NC3_GAP = 0.1
+#: "does not have a strong dependence": NC1 at the deepest head within this factor of the
+#: shallowest's, either way (ours)
+NC1_FACTOR = 2.0
+#: the last nonlinear layer's negativity "regardless of the depth": at the deepest L1 at least
+#: 1 / this of its value at the shallowest (ours; the min over layers falls by more, Fig. 3)
+NEGATIVITY_FACTOR = 1.25
+
+
+def _figure(cid: str) -> Claim:
+    return next(c for c in FIGURE_CLAIMS if c.id == cid)
+
+
+def _like(cid: str, **fields) -> Claim:
+    """A claim on the runs (presets, scales, seeds, run times) of the figure claim ``cid``."""
+    base = _figure(cid)
+    keep = ("runs", "quick_seconds", "medium_seconds", "full_seconds")
+    return Claim(paper=PAPER, **{k: getattr(base, k) for k in keep}, **fields)
+
+
+def _last_at_least_mean(depth: int) -> Check:
+    return Check(
+        f"L1 = {depth}: the last nonlinear layer's negativity >= the mean over the nonlinear "
+        "layers (it relies on the ReLU at least as much as the average layer)",
+        f"by_depth.{depth}.negativity_last",
+        ">=",
+        ref=f"by_depth.{depth}.negativity_mean",
+        name=f"last-vs-mean-{depth}",
+    )
+
+
+CLAIMS = [
+    _like(
+        "jacot/fig1-mlp",
+        id="jacot/fig1-nc3",
+        where='§6, Fig. 1 ("the collapse is reached throughout the training"); App. A, Fig. 4',
+        claim="Training the MLP with MSE and weight decay, the last hidden layer's features align "
+        "with their class's row of W_L: NC3 (the mean cosine) approaches 1 over training.",
+        measured={
+            "1 - NC3 of Z_(L-1) and W_L, first measurement": "derived.nc3_gap_last_start",
+            "1 - NC3 of Z_(L-1) and W_L, end": "derived.nc3_gap_last",
+            "train accuracy": "train_acc",
+        },
+        paper_values={"NC3": "reached with NC1 and NC2 (Fig. 1: 'the collapse is reached')"},
+        checks=[
+            Check(
+                f"NC3 of Z_(L-1) and W_L at least {1 - NC3_GAP:g} at the end",
+                "derived.nc3_gap_last",
+                "<=",
+                NC3_GAP,
+                name="nc3-reached",
+            ),
+            Ratio(
+                "1 - NC3 falls more than 2x over training",
+                "derived.nc3_gap_last",
+                "derived.nc3_gap_last_start",
+                0.5,
+                name="nc3-rises",
+            ),
+        ],
+        note="§6 measures NC3 as 'the average cosine angle between the rows of a weight matrix "
+        "and the columns of the preceding class-mean matrix'; the level 0.9 and the 2x are ours.",
+    ),
+    _like(
+        "jacot/fig2-depth",
+        id="jacot/fig2-nc1-depth",
+        where="§6, Fig. 2",
+        claim="With 5 nonlinear layers and L2 linear layers, NC1 of the last hidden layer does "
+        'not depend strongly on L2 ("The NC1 does not have a strong dependence with the number '
+        'of layers").',
+        measured={
+            "NC1 of Z_(L-1), L2 = 1": "by_depth.1.nc1_last",
+            "NC1 of Z_(L-1), L2 = 3": "by_depth.3.nc1_last",
+            "NC1 of Z_(L-1), L2 = 5": "by_depth.5.nc1_last",
+        },
+        paper_values={"NC1": "no strong dependence on L2 (Fig. 2)"},
+        checks=[
+            Ratio(
+                f"NC1 of Z_(L-1) at L2 = 5 below {NC1_FACTOR:g}x that at L2 = 1",
+                "by_depth.5.nc1_last",
+                "by_depth.1.nc1_last",
+                NC1_FACTOR,
+                name="nc1-5-not-above-1",
+            ),
+            Ratio(
+                f"NC1 of Z_(L-1) at L2 = 1 below {NC1_FACTOR:g}x that at L2 = 5",
+                "by_depth.1.nc1_last",
+                "by_depth.5.nc1_last",
+                NC1_FACTOR,
+                name="nc1-1-not-above-5",
+            ),
+        ],
+        note="'not a strong dependence' read as within a factor of 2 either way (ours). The "
+        "paper averages over two weight decays per depth, as the presets do.",
+    ),
+    _like(
+        "jacot/fig3-nonlinear-depth",
+        id="jacot/fig3-last-negativity",
+        where="§6, Fig. 3",
+        claim="Whatever the depth of the nonlinear part, its last nonlinear layer keeps a "
+        "significant negativity: it relies on the ReLU to fit the data.",
+        measured={
+            **{
+                f"last layer's negativity, L1 = {d}": f"by_depth.{d}.negativity_last"
+                for d in (4, 8, 12)
+            },
+            **{f"mean negativity, L1 = {d}": f"by_depth.{d}.negativity_mean" for d in (4, 8, 12)},
+            **{f"min negativity, L1 = {d}": f"by_depth.{d}.negativity_min" for d in (4, 8, 12)},
+        },
+        paper_values={"last nonlinear layer": "significant negativity at every depth (Fig. 3)"},
+        checks=[
+            *[_last_at_least_mean(d) for d in (4, 8, 12)],
+            Ratio(
+                f"the last layer's negativity at L1 = 12 is at least 1/{NEGATIVITY_FACTOR:g} of "
+                "that at L1 = 4",
+                "by_depth.4.negativity_last",
+                "by_depth.12.negativity_last",
+                NEGATIVITY_FACTOR,
+                name="last-kept-with-depth",
+            ),
+        ],
+        note="'significant' read as at least the mean negativity of the nonlinear layers at "
+        "each depth, and not falling with depth (within 1.25x) as the least negative layer's "
+        "does: both ours.",
+    ),
+]

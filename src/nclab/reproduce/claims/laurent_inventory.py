@@ -1,0 +1,174 @@
+"""Claims of *Feature Collapse* (Laurent, von Brecht & Bresson, ICLR 2024) that the statement
+inventory (:mod:`nclab.reproduce.statements.feature_collapse_statements`) found untested: the numbers of
+Fig. 3's PCA, h* on the large Zipf training set, App. A.1's final losses, and whether the paper's
+λ satisfies Theorem 2's bound. What the paper reports is read from the experiment's ``PAPER``.
+"""
+
+from __future__ import annotations
+
+from ...experiments.feature_collapse.presets import PAPER as REPORTED
+from ..checks import Check, Ratio
+from ..registry import Claim, RunSpec
+from .laurent import EXP, PAPER, _acc, _run, _theorem
+
+_FIG3 = REPORTED["fig3"]
+#: the paper prints σ3 to one significant digit (0.001, 0.0003): the checks allow σ3 up to 1.5x the
+#: printed value (our margin for its rounding) against the printed σ1
+ROUNDING = 1.5
+
+
+def _pca_check(panel: str, label: str) -> Check:
+    """σ3/σ1 of a PCA panel at most the paper's (its σ3 read at its printed precision)."""
+    s1, _, s3 = _FIG3[f"pca_{panel}"]
+    bound = ROUNDING * s3 / s1
+    return Check(
+        f"{label}: σ3/σ1 <= the paper's {s3:g}/{s1:g} (σ3 up to {ROUNDING:g}x its printed digit)",
+        path=f"pca_singular_values.{panel}_third_over_first",
+        op="<=",
+        value=bound,
+        name=f"{panel}-sigma3",
+    )
+
+
+#: Theorem 2's norms against the trained network's (ours: the empirical risk samples the word
+#: frequencies the true risk has exactly)
+NORM_TOL = 0.05
+
+_NO_WD = ("no-wd-fig3", "no-wd-fig4a", "no-wd-fig4b", "no-wd-fig4c")
+_A1_LOSS = REPORTED["no-wd-fig3"]["train_loss_max"]
+
+
+def _loss_check(alias: str) -> Check:
+    return Check(
+        f"{alias}: final training loss (cross-entropy) < {_A1_LOSS:g}",
+        path=f"{alias}:train_loss",
+        op="<",
+        value=_A1_LOSS,
+        name=f"{alias}-loss",
+    )
+
+
+CLAIMS: list[Claim] = [
+    Claim(
+        id="feature-collapse/fig3-pca",
+        paper=PAPER,
+        where="§2.1, Fig. 3 (the PCA's singular values)",
+        claim="With uniform words, h's word embeddings and its vectors u_{k,ℓ} essentially live "
+        f"in a plane: the PCA's singular values are {', '.join(f'{v:g}' for v in _FIG3['pca_words'])} "
+        f"(words) and {', '.join(f'{v:g}' for v in _FIG3['pca_u'])} (u).",
+        runs=_run("fig3"),
+        measured={
+            "words: σ3/σ1": "pca_singular_values.words_third_over_first",
+            "u: σ3/σ1": "pca_singular_values.u_third_over_first",
+            "test accuracy": "test_acc",
+        },
+        paper_values={
+            "words: σ1, σ2, σ3": ", ".join(f"{v:g}" for v in _FIG3["pca_words"]),
+            "u: σ1, σ2, σ3": ", ".join(f"{v:g}" for v in _FIG3["pca_u"]),
+        },
+        checks=[_pca_check("words", "word embeddings"), _pca_check("u", "vectors u_{k,ℓ}")],
+        quick_seconds=5,
+        full_seconds=1700,
+        note="σ3/σ1 compares runs of any size (σ1 grows with the number of vectors and their "
+        "norm): the quick run has 300 words, the paper 1200. Theorem 1's minimiser has σ3 = 0; "
+        "the threshold is the paper's reported value, not ours, and docs/feature-collapse.md "
+        "records σ3 = 0.18 for the faithful SGD run (0.011 for L-BFGS to convergence).",
+    ),
+    Claim(
+        id="feature-collapse/fig4a-h-star",
+        paper=PAPER,
+        where="§2.2 (Zipf words, the large training set)",
+        claim="With Zipf word frequencies and the large training set (500 sentences per class) "
+        f"h* (LayerNorm) is also {REPORTED['fig4a-ln']['test_acc']:.0%} accurate at test time.",
+        runs=_run("fig4a-ln"),
+        measured={"test accuracy": "test_acc", "collapse type": "collapse_type"},
+        paper_values={"test accuracy": REPORTED["fig4a-ln"]["test_acc"]},
+        checks=[_acc()],
+        quick_seconds=10,
+        full_seconds=900,
+        note="the paper shows no figure of this network; the fig4a-ln presets are fig4a's with "
+        "the parameter-free LayerNorm (fig4c's network)",
+    ),
+    Claim(
+        id="feature-collapse/no-wd-loss",
+        paper=PAPER,
+        where="App. A.1 (no weight decay, 5 million SGD iterations)",
+        claim="Without weight decay, after training the empirical losses of all four networks "
+        f"(Figs. 5, 6a, 6b, 6c) are below {_A1_LOSS:g}.",
+        runs={alias: _run(alias)["main"] for alias in _NO_WD},
+        measured={f"{alias}: final training loss": f"{alias}:train_loss" for alias in _NO_WD},
+        paper_values={"final training loss": f"< {_A1_LOSS:g} for all networks"},
+        checks=[_loss_check(alias) for alias in _NO_WD],
+        quick_seconds=75,
+        medium_seconds=21_600,  # the four -medium presets: about 2 h each for 3 seeds
+        full_seconds=4 * 20_000,
+        note="the statement is about the paper's 5 million iterations: the quick and medium "
+        "presets run a fraction of them (300 to 1500 epochs of the smaller problems; 300 k to "
+        "600 k steps), so only the full runs (about 5.5 h each on 2 cores) test it",
+    ),
+    Claim(
+        id="feature-collapse/thm2-norms",
+        paper=PAPER,
+        where="§3.1, Theorem 2 (system (7)-(8); App. G)",
+        claim="With Zipf word frequencies and all nc^L latent variables, h is at the type-III "
+        "configuration of Theorem 2: the embedding of the β-th word of each concept has the norm "
+        "r_β and every u_{k,ℓ} the norm c that solve the system (7)-(8) (the conjectured global "
+        "minimiser; the paper proves it critical).",
+        runs={
+            "main": RunSpec(
+                EXP,
+                quick="thm2-small-quick",
+                full="thm2-small",
+                no_paper="Theorem 2 needs K = nc^L; the paper's runs (K = 1000, L = 15) are not "
+                "such a case and it runs none that is",
+            )
+        },
+        measured={
+            "max over β of |‖w_β‖ - r_β| / r_β": "theory_rel_gap.word_norms_by_rank_max",
+            "mean u norm": "u_norm_mean",
+            "train accuracy": "train_acc",
+        },
+        theory={"c (fc-thm2)": "theory.u_norm"},
+        paper_values={"norms": "r_β, c from (7)-(8); frequent words larger"},
+        checks=[
+            Check(
+                f"every rank's mean word norm within {NORM_TOL:.0%} of Theorem 2's r_β",
+                path="theory_rel_gap.word_norms_by_rank_max",
+                op="<=",
+                value=NORM_TOL,
+                name="word-norms-thm2",
+            ),
+            _theorem("mean u norm", "u_norm_mean", 2, NORM_TOL, "u-norm-thm2"),
+        ],
+        quick_seconds=10,
+        full_seconds=120,
+        note="nc = 3, L = 3, K = 27 (all latents), 10 Zipf words per concept, λ = 1e-3 (the "
+        "bound is 0.082), L-BFGS on the empirical risk of 500 (quick) or 5000 sentences per "
+        "class; the 5 % tolerance is ours, for the empirical risk's sampled frequencies.",
+    ),
+    Claim(
+        id="feature-collapse/thm2-lambda-bound",
+        paper=PAPER,
+        where="§3.1, after Theorem 2",
+        claim="In the paper's experiments λ satisfies Theorem 2's bound "
+        'λ² < L Σ_β μ_β² / nc^(L+1) ("In our experiments, λ satisfies this bound.").',
+        runs=_run("fig4a"),
+        measured={"λ": "theory.lam"},
+        theory={"Theorem 2's bound on λ": "theory.lam_bound_thm2"},
+        paper_values={"λ vs the bound": "below it (stated)"},
+        checks=[
+            Ratio(
+                "the run's λ is below Theorem 2's bound sqrt(L Σ μ² / nc^(L+1))",
+                num="theory.lam",
+                den="theory.lam_bound_thm2",
+                below=1.0,
+                name="lambda-below-bound",
+            )
+        ],
+        quick_seconds=10,
+        full_seconds=800,
+        note="arithmetic on the run's configuration (nc = 3, L = 15, 400 Zipf words per concept: "
+        "the quick preset keeps them), so every scale gives the same answer; "
+        "docs/theory-feature-collapse.md derives the bound",
+    ),
+]
