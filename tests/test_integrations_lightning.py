@@ -266,6 +266,18 @@ def test_every_n_epochs_a_given_loader_and_chosen_metrics():
     assert cb.result.stats["fc:input"].num_samples == len(ds)  # every sample, none dropped
 
 
+def test_a_loader_of_its_own_leaves_the_training_randomness_alone():
+    """Each pass over a DataLoader draws a base seed from torch's generator: unless the callback
+    restores it, the shuffling of every later epoch (and so the trained model) would change."""
+    ds = _dataset(seed=2)
+    plain = _fit(CollapseCallback("fc:input", 3, every_n_epochs=99), max_epochs=3, logger=False)[0]
+    cb = CollapseCallback("fc:input", 3, loader=DataLoader(ds, batch_size=10))
+    measured = _fit(cb, max_epochs=3, logger=False)[0]
+    assert len(cb.history) == 3
+    for a, b in zip(plain.parameters(), measured.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
 def test_a_wrong_layer_fails_before_training():
     cb = CollapseCallback(["bdy"], num_classes=3)
     model = Net()

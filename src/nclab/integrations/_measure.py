@@ -125,15 +125,21 @@ class Measurement:
         self, model: nn.Module, loader: Iterable, device: torch.device | str | None
     ) -> tuple[ProbeResult, dict[str, float]]:
         """Measure ``model`` on this rank's shard of ``loader``; every rank returns the same
-        (result, flat metrics), those of one process over all the data."""
-        result = self.probe(model).run(
-            shard_loader(loader),
-            device=device,
-            second_pass=self.second_pass,
-            max_batches=self.max_batches,
-            progress=False,
-            cache_budget=self.cache_budget,
-        )
+        (result, flat metrics), those of one process over all the data. The random number
+        generators are left as they were: each pass over a DataLoader draws its base seed from
+        torch's generator, which would otherwise shift the shuffling of the training epochs that
+        follow (a fit with the callback would train another model than the same fit without)."""
+        dev = torch.device(device) if device is not None else None
+        cuda = [dev.index or 0] if dev is not None and dev.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda):
+            result = self.probe(model).run(
+                shard_loader(loader),
+                device=device,
+                second_pass=self.second_pass,
+                max_batches=self.max_batches,
+                progress=False,
+                cache_budget=self.cache_budget,
+            )
         return result, self.values(result)
 
     def values(self, result: ProbeResult, prefix: str | None = None) -> dict[str, float]:
