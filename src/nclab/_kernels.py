@@ -4,7 +4,10 @@ searches (float32 GEMMs whose near ties are decided again in float64, :class:`Co
 
 The per-sample kernels go through a batch in cache-sized row blocks (:func:`block_rows`) dealt to
 torch's threads (:func:`nclab.threads.map_blocks`): a block is converted to float64 once, in a
-reused buffer, and every pass over it (centring, norms, gathers) then runs from the cache."""
+reused buffer, and every pass over it (centring, norms, gathers) then runs from the cache.
+
+Length: the kernels share the scratch buffers (:class:`Workspace`) and the block sizing; split
+across modules they would pass both around."""
 
 from __future__ import annotations
 

@@ -112,6 +112,11 @@ def reproduce(
         "--allow-dirty",
         help="With --record: record runs of a tree with uncommitted changes.",
     ),
+    variants: bool = typer.Option(
+        False,
+        "--variants",
+        help="Also run the claims' variants at this scale (e.g. the paper's weight decay).",
+    ),
     ledger: Path = typer.Option(
         None, "--ledger", help="The ledger judged against (default: evidence/ of the source tree)."
     ),
@@ -166,6 +171,7 @@ def reproduce(
             ledger=book,
             record=record,
             allow_dirty=allow_dirty,
+            variants=variants,
         )
     if json:
         emit_json([_result_row(r) for r in results])
@@ -187,6 +193,7 @@ def _result_row(r) -> dict:
         "checks": r.checks,
         "runs": r.runs,
         "scales": r.scales,
+        "variants": r.variants,
     }
 
 

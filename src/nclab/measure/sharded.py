@@ -54,6 +54,8 @@ def measure_paths(
     path is checked before any work, and ``before_save(result)`` (e.g. printing it) runs before the
     statistics are written. ``"workers"`` in the result is the number of processes that
     measured: 1 for a local dump below :data:`POOL_MIN_BYTES` (a pool would only cost time).
+
+    Length: the two passes, the pool decision and the save, in the order a reader follows them.
     """
     if save_stats is not None:
         check_save_path(save_stats)

@@ -12,6 +12,9 @@ A shard is one of
 :func:`find_shards` expands files, directories and glob patterns; :func:`scan` opens every shard
 once, before any heavy work, and checks that it can be read and that all shards agree on D and on
 the classifier: a corrupt file is a :class:`~nclab.errors.DataError` naming it.
+
+Length: four file formats, each found, checked and read in chunks here, and the reader that
+reuses its buffers and reads the next chunk ahead.
 """
 
 from __future__ import annotations

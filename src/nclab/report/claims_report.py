@@ -48,6 +48,7 @@ from .views import (
     headline_numbers,
     headline_parts,
     instance_label,
+    ladder_entries,
     n_claims,
     not_run_why,
     presets_text,
@@ -118,10 +119,7 @@ def _md_section(out: Path, r: Any, meta: Mapping[str, Any]) -> list[str]:
         "| scale | preset | instance | seeds | source | verdict |",
         "|---|---|---|---|---|---|",
     ]
-    for s in SCALES:
-        sd = r.scales.get(s)
-        if sd is None:
-            continue
+    for s, sd in ladder_entries(r):
         source = sd.get("source") or "—"
         prov = provenance_text(sd)
         if prov:

@@ -24,6 +24,7 @@ from .views import (
     headline_numbers,
     headline_parts,
     instance_label,
+    ladder_entries,
     n_claims,
     not_run_why,
     presets_text,
@@ -121,10 +122,7 @@ def _overview_html(results: Sequence[Any]) -> str:
 def _ladder_html(r: Any, out: Path, meta: Mapping[str, Any]) -> str:
     e = html.escape
     rows = []
-    for s in SCALES:
-        sd = r.scales.get(s)
-        if sd is None:
-            continue
+    for s, sd in ladder_entries(r):
         source = e(sd.get("source") or "—")
         prov = provenance_text(sd)
         if prov:

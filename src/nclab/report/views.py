@@ -5,6 +5,8 @@ provenance and presets, the checks per scale and the values table. ``report.md``
 (:mod:`.claims_report`), ``report.html`` (:mod:`.report_html`) and the console (``nclab
 reproduce``) render the same texts. Results are read by attribute, their scales as dicts: nothing
 here imports :mod:`nclab.reproduce`.
+
+Length: every text the three renderers share, one small function each.
 """
 
 from __future__ import annotations
@@ -217,6 +219,15 @@ def badge(sd: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
     ok, n = seeds_passing(sd)
     seeds = f"{ok}/{n} seeds" if n else (f"{_seeds(sd['seeds'])}, mean" if sd.get("seeds") else "")
     return cls, v, seeds, sd.get("reason", "")
+
+
+def ladder_entries(r: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    """The ladder's rows: (scale label, scale result) for each scale of the claim, then each
+    scale of each variant (``"medium, with the paper's weight decay 5e-4"``)."""
+    rows = [(s, r.scales[s]) for s in SCALES if s in r.scales]
+    for label, by_scale in (getattr(r, "variants", None) or {}).items():
+        rows += [(f"{s}, with {label}", by_scale[s]) for s in SCALES if s in by_scale]
+    return rows
 
 
 def figure_scale(r: Any) -> str:

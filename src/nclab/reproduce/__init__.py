@@ -16,7 +16,7 @@ Modules, one responsibility each (dependencies point one way: cli -> reproduce -
 """
 
 from .checks import Check, Equals, Ratio
-from .judge import ClaimResult, judge_dir, verdict
+from .judge import judge_dir, verdict
 from .registry import (
     FAILED,
     NEEDS_GPU,
@@ -28,6 +28,7 @@ from .registry import (
     all_claims,
     select,
 )
+from .results import ClaimResult
 from .summaries import lookup, lookup_std
 
 __all__ = [

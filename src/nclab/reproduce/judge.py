@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -32,97 +32,20 @@ from ..evidence import Ledger
 from ..experiments.protocol import UNITS
 from ..experiments.schema import read_summary_versioned
 from ..provenance import PROVENANCE
-from ..report.claims_report import fmt_secs, instance_label
+from ..report.claims_report import fmt_secs
 from ..runs import RunDir, to_jsonable
 from . import registry
-from .instance import PAPER_SETTING
 from .outcomes import Summaries, reason, verdict
 from .registry import (
     NEEDS_GPU,
-    NOT_REPRODUCED,
-    PARTIAL,
-    REPRODUCED,
     SCALES,
     Claim,
+    Variant,
 )
+from .results import NOT_RUN, ClaimResult, ScaleResult, scale_words
 from .summaries import lookup, lookup_std
 
 MANIFEST = "reproduce.json"
-JUDGED = (REPRODUCED, PARTIAL, NOT_REPRODUCED)
-NOT_RUN = "not run"
-
-
-@dataclass
-class ScaleResult:
-    """A claim judged at one scale: verdict and reason, seeds, the instance judged, where the
-    evidence came from (``"this run"`` or ``"ledger"``), the checks with their per-seed
-    outcomes, the measured and theory values, the runs (run directories or ledger records) with
-    their provenance, the presets (alias -> ``"experiment preset"``) and the figures of runs made
-    here."""
-
-    scale: str
-    verdict: str
-    reason: str = ""
-    seeds: int = 0
-    instance: str = ""
-    source: str = ""
-    checks: list[dict[str, Any]] = field(default_factory=list)
-    measured: dict[str, dict[str, Any]] = field(default_factory=dict)
-    theory: dict[str, Any] = field(default_factory=dict)
-    runs: dict[str, str] = field(default_factory=dict)
-    provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
-    figures: list[str] = field(default_factory=list)
-    command: str = ""
-    presets: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def judged(self) -> bool:
-        return self.verdict in JUDGED
-
-    def words(self) -> str:
-        """``"partial at medium size (embedding-nc1 fails 2/3 seeds)"``."""
-        text = f"{self.verdict} at {scale_words(self.scale, self.instance)}"
-        return text + (f" ({self.reason})" if self.reason else "")
-
-
-@dataclass
-class ClaimResult:
-    id: str
-    paper: str
-    where: str
-    claim: str
-    verdict: str
-    paper_values: dict[str, Any] = field(default_factory=dict)
-    theory: dict[str, Any] = field(default_factory=dict)
-    measured: dict[str, dict[str, Any]] = field(default_factory=dict)  # label -> {mean, std}
-    checks: list[dict[str, Any]] = field(default_factory=list)
-    runs: dict[str, str] = field(default_factory=dict)  # alias -> run dir or ledger record
-    figures: list[str] = field(default_factory=list)
-    note: str = ""
-    command: str = ""
-    instance: str = PAPER_SETTING  # or "smaller: <what differs>", "our instance: <why>"
-    headline: str = ""
-    scale: str = ""  # the scale of the verdict (the largest judged)
-    scales: dict[str, dict[str, Any]] = field(default_factory=dict)  # scale -> ScaleResult
-
-    def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(asdict(self))
-
-    @property
-    def verdict_text(self) -> str:
-        """The verdict as reports show it: ``"reproduced (smaller instance: ...)"`` when it was
-        judged on another instance than the paper's setting."""
-        if self.verdict in JUDGED and not self.instance.startswith(PAPER_SETTING):
-            return f"{self.verdict} ({instance_label(self.instance)})"
-        return self.verdict
-
-
-def scale_words(scale: str, instance: str = "") -> str:
-    """``"quick size"``, ``"medium size"``, ``"paper size"`` (the full scale on the paper's
-    setting) or ``"full size"``."""
-    if scale == "full":
-        return "paper size" if instance.startswith(PAPER_SETTING) else "full size"
-    return f"{scale} size"
 
 
 # --- one scale --------------------------------------------------------------------------------
@@ -304,12 +227,15 @@ def read_summaries(jobs: Mapping[str, Mapping[str, Any]]) -> tuple[dict, dict[st
     return summaries, runs
 
 
-def from_ledger(claim: Claim, scale: str, ledger: Ledger) -> ScaleResult | None:
-    """The claim judged at ``scale`` on the ledger's records (for each run the record with the
-    most seeds, then the newest), or None when a run has none."""
+def from_ledger(
+    claim: Claim, scale: str, ledger: Ledger, variant: Variant | None = None
+) -> ScaleResult | None:
+    """The claim (or its ``variant``) judged at ``scale`` on the ledger's records (for each run
+    the record with the most seeds, then the newest), or None when a run has none."""
     summaries, runs, prov = {}, {}, {}
     for alias, spec in claim.runs.items():
-        found = ledger.find(spec.experiment, spec.preset(scale), spec.set)
+        overrides = variant.overrides(alias, spec) if variant is not None else spec.set
+        found = ledger.find(spec.experiment, spec.preset(scale), overrides)
         if not found:
             return None
         rec = found[0]
@@ -320,6 +246,45 @@ def from_ledger(claim: Claim, scale: str, ledger: Ledger) -> ScaleResult | None:
     return judge_scale(claim, scale, summaries, runs, "ledger", prov)
 
 
+def judge_variants(
+    claim: Claim,
+    ledger: Ledger | None,
+    ran: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    mode: str | None = None,
+    seeds: int | None = None,
+) -> dict[str, dict[str, ScaleResult]]:
+    """Each variant of the claim at each of its scales: ``mode`` from the runs just made
+    (``ran``: label -> alias -> job), the others from the ledger."""
+    out: dict[str, dict[str, ScaleResult]] = {}
+    for v in claim.variants:
+        res: dict[str, ScaleResult] = {}
+        for scale in (s for s in SCALES if s in v.scales and claim.runnable(s)):
+            jobs = (ran or {}).get(v.label) if scale == mode else None
+            if jobs:
+                summaries, runs = read_summaries(jobs)
+                prov = {a: run_provenance(d) for a, d in runs.items()}
+                r = judge_scale(claim, scale, summaries, runs, "this run", prov, seeds)
+            else:
+                r = from_ledger(claim, scale, ledger, v) if ledger is not None else None
+                if r is None:
+                    why = NEEDS_GPU if claim.needs_gpu(scale) else "not in the ledger"
+                    r = not_run_scale(claim, scale, why, seeds)
+            r.command = command_for(claim, scale, seeds) + " --variants"
+            res[scale] = r
+        out[v.label] = res
+    return out
+
+
+def variant_words(label: str, scales: Mapping[str, ScaleResult]) -> str:
+    """``"with the paper's weight decay 5e-4: partial at medium size (same-frame fails 2/3
+    seeds)"``; the scales without evidence as ``"not run at medium size"``."""
+    parts = [
+        r.words() if r.verdict != NOT_RUN else f"{NOT_RUN} at {scale_words(s, r.instance)}"
+        for s, r in reversed(list(scales.items()))
+    ]
+    return f"with {label}: " + "; ".join(parts)
+
+
 def judge_claim(
     claim: Claim,
     ledger: Ledger | None,
@@ -327,9 +292,12 @@ def judge_claim(
     mode: str | None = None,
     seeds: int | None = None,
     not_run: str | None = None,
+    ran_variants: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
 ) -> ClaimResult:
     """The claim at every scale: ``mode`` from the runs just made (``ran``: alias -> job), the
-    others from the ledger."""
+    others from the ledger; its variants likewise (``ran_variants``: label -> alias -> job).
+    The variants are reported beside the claim's verdict (the headline names them after it) and
+    never change it."""
     scales: dict[str, ScaleResult] = {}
     for scale in SCALES:
         if not claim.runnable(scale):
@@ -349,7 +317,14 @@ def judge_claim(
             missing = "not in the ledger" if ledger is not None else "no ledger judged"
             why = NEEDS_GPU if claim.needs_gpu(scale) else missing
             scales[scale] = not_run_scale(claim, scale, why, seeds)
-    return claim_result(claim, scales)
+    res = claim_result(claim, scales)
+    variants = judge_variants(claim, ledger, ran_variants, mode, seeds)
+    for label, by_scale in variants.items():
+        if not by_scale:
+            continue  # the claim has no run at the variant's scales
+        res.variants[label] = {s: to_jsonable(asdict(r)) for s, r in by_scale.items()}
+        res.headline += "; " + variant_words(label, by_scale)
+    return res
 
 
 def judge_dir(out: str | Path) -> list[ClaimResult]:
@@ -371,5 +346,6 @@ def judge_dir(out: str | Path) -> list[ClaimResult]:
             continue  # a claim that was removed from the registry since
         jobs = manifest.get("jobs", {}).get(cid)
         why = manifest.get("not_run", {}).get(cid)
-        results.append(judge_claim(claim, ledger, jobs, mode, seeds, why))
+        variants = manifest.get("variant_jobs", {}).get(cid)
+        results.append(judge_claim(claim, ledger, jobs, mode, seeds, why, variants))
     return results

@@ -23,6 +23,30 @@ def job_dir(out: Path, experiment: str, preset: str, overrides: dict, seeds: int
     return out / "runs" / experiment / f"{preset}{tag}-s{seeds}"
 
 
+def variant_jobs(
+    claims: Sequence[Claim], mode: str, out: Path, seeds: int | None
+) -> dict[str, dict[str, dict[str, Job]]]:
+    """The jobs of the claims' variants at ``mode``: claim id -> variant label -> alias -> job."""
+    found: dict[str, dict[str, dict[str, Job]]] = {}
+    for claim in claims:
+        for v in claim.variants:
+            if mode not in v.scales or not claim.runnable(mode) or claim.needs_gpu(mode):
+                continue
+            found.setdefault(claim.id, {})[v.label] = {
+                alias: _job(out, spec, mode, seeds, v.overrides(alias, spec))
+                for alias, spec in claim.runs.items()
+            }
+    return found
+
+
+def _job(out: Path, spec, mode: str, seeds: int | None, overrides: dict) -> Job:
+    preset = spec.preset(mode)
+    s = seeds or spec.seeds_at(mode)
+    return Job.make(
+        spec.experiment, preset, job_dir(out, spec.experiment, preset, overrides, s), overrides, s
+    )
+
+
 def plan(
     claims: Sequence[Claim], mode: str, out: Path, seeds: int | None, gpu: bool
 ) -> tuple[list[Job], dict[str, dict[str, Job]], dict[str, str]]:
@@ -40,16 +64,7 @@ def plan(
             continue
         by_claim[claim.id] = {}
         for alias, spec in claim.runs.items():
-            preset = spec.preset(mode)
-            s = seeds or spec.seeds_at(mode)
-            overrides = dict(spec.set)
-            job = Job.make(
-                spec.experiment,
-                preset,
-                job_dir(out, spec.experiment, preset, overrides, s),
-                overrides,
-                s,
-            )
+            job = _job(out, spec, mode, seeds, dict(spec.set))
             jobs[job] = None
             by_claim[claim.id][alias] = job
     return list(jobs), by_claim, not_run

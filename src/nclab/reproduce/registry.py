@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from ..experiments import get_experiment
 from ..experiments.schema import check_path, summary_type
 from .checks import STATEMENT, AnyCheck
 from .instance import instance_text, paper_setting
@@ -112,6 +113,35 @@ class RunSpec:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """Another setting of a claim's runs, judged by the same checks and reported beside the
+    claim's own ladder (never instead of it): e.g. the paper's weight decay where the claim's
+    presets use a larger one. ``set`` maps a run alias to the ``--set`` overrides added to that
+    run's (``RunSpec.set``); ``scales`` are the scales it is run and judged at. ``nclab reproduce
+    --variants`` runs them; the ledger's records of them are judged like the claim's own."""
+
+    label: str
+    set: Mapping[str, Mapping[str, Any]]
+    scales: tuple[str, ...] = ("medium",)
+
+    def __post_init__(self) -> None:
+        bad = [s for s in self.scales if s not in SCALES]
+        if bad or not self.scales:
+            raise ConfigError(f"variant {self.label!r}: scales must be among {', '.join(SCALES)}")
+
+    def overrides(self, alias: str, spec: RunSpec) -> dict[str, Any]:
+        """The overrides of run ``alias`` in this variant: the run's own, then the variant's."""
+        return {**dict(spec.set), **dict(self.set.get(alias, {}))}
+
+
+def paper_overrides(experiment: str, preset: str, keys: Sequence[str]) -> dict[str, Any]:
+    """The values of ``keys`` (dotted config keys) in ``experiment``'s ``preset`` (its paper
+    setting): a variant's overrides read from the preset, never typed twice."""
+    setting = get_experiment(experiment).setting(preset)
+    return {k: setting[k] for k in keys}
+
+
+@dataclass(frozen=True)
 class Claim:
     """One claim of a paper, as ``nclab reproduce`` runs and judges it.
 
@@ -140,6 +170,7 @@ class Claim:
     full_seconds: float = 600.0
     note: str = ""
     medium_seconds: float = 3600.0
+    variants: Sequence[Variant] = ()
     check_paths: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -148,6 +179,13 @@ class Claim:
                 f"claim {self.id!r} has no statement check: at least one check must test the "
                 "paper's statement (the others may be sanity checks on our code)"
             )
+        for v in self.variants:
+            unknown = set(v.set) - set(self.runs)
+            if unknown:
+                raise ConfigError(
+                    f"claim {self.id!r}, variant {v.label!r}: no run {sorted(unknown)}; runs: "
+                    + ", ".join(self.runs)
+                )
         if self.check_paths:
             self.check_summary_paths()
 

@@ -21,8 +21,9 @@ from ..report.claims_report import write_reports
 from ..runs import RunDir, dumps
 from . import registry
 from .backends import execute
-from .judge import MANIFEST, ClaimResult, judge_dir
-from .plan import plan
+from .judge import MANIFEST, judge_dir
+from .plan import plan, variant_jobs
+from .results import ClaimResult
 from .statements import counts_line, statement_counts
 
 
@@ -38,10 +39,12 @@ def reproduce(
     ledger: str | Path | None = None,
     record: bool = False,
     allow_dirty: bool = False,
+    variants: bool = False,
 ) -> list[ClaimResult]:
     """Run the ``mode`` runs of the claims matching ``patterns`` (all when empty), judge every
     scale (``mode`` on these runs, the others on the ``ledger``'s records; None: no ledger) and
-    write the reports into ``out``. ``record`` adds the finished runs to the ledger first."""
+    write the reports into ``out``. ``record`` adds the finished runs to the ledger first.
+    ``variants`` also runs the claims' variants at ``mode`` (:class:`~.registry.Variant`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if record and ledger is None:
@@ -49,7 +52,13 @@ def reproduce(
     claims = registry.select(patterns)
     gpu = torch.cuda.is_available()
     jobs, by_claim, not_run = plan(claims, mode, out, seeds, gpu)
-    _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run)
+    by_variant = variant_jobs(claims, mode, out, seeds) if variants else {}
+    jobs = list(
+        dict.fromkeys(
+            [*jobs, *(j for v in by_variant.values() for a in v.values() for j in a.values())]
+        )
+    )
+    _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run, by_variant)
     t0 = time.perf_counter()
     execute(
         jobs,
@@ -98,7 +107,7 @@ def statements_line(results: Sequence[ClaimResult]) -> str:
     return counts_line(statement_counts(results)["all"])
 
 
-def _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run) -> None:
+def _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run, by_variant=None):
     manifest = {
         "mode": mode,
         "seeds": seeds,
@@ -108,5 +117,9 @@ def _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run) ->
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
         "jobs": {cid: {a: asdict(j) for a, j in aj.items()} for cid, aj in by_claim.items()},
         "not_run": not_run,
+        "variant_jobs": {
+            cid: {label: {a: asdict(j) for a, j in aj.items()} for label, aj in v.items()}
+            for cid, v in (by_variant or {}).items()
+        },
     }
     (out / MANIFEST).write_text(dumps(manifest, indent=2))
