@@ -1,7 +1,7 @@
 """Fill the evidence ledger: run every claim's runs at the given scales and record them.
 
     python scripts/fill_ledger.py quick medium full [--claims 'feature-collapse/*'] \
-        [--out DIR] [--ledger DIR] [--workers 2] [--max-hours H] [--dry-run]
+        [--out DIR] [--ledger DIR] [--workers 2] [--max-hours H] [--variants] [--dry-run]
 
 For each scale, the claims that have a preset there, do not need a GPU for it (on this machine)
 and have no current record in the ledger yet, cheapest first (the claims' own estimates), through
@@ -24,13 +24,25 @@ from nclab.evidence import Ledger, default_root
 from nclab.reproduce.registry import SCALES, all_claims, select
 
 
-def pending(claims, scale: str, ledger: Ledger, gpu: bool) -> list:
-    """The claims of ``scale`` still without a current record, cheapest first."""
+def pending(claims, scale: str, ledger: Ledger, gpu: bool, variants: bool = False) -> list:
+    """The claims of ``scale`` still without a current record (of their own runs, and with
+    ``variants`` of their variants' runs at ``scale``), cheapest first."""
     out = []
     for c in claims:
         if not c.runnable(scale) or (c.needs_gpu(scale) and not gpu):
             continue
-        recorded = all(ledger.find(s.experiment, s.preset(scale), s.set) for s in c.runs.values())
+        sets = [{a: s.set for a, s in c.runs.items()}]
+        if variants:
+            sets += [
+                {a: v.overrides(a, s) for a, s in c.runs.items()}
+                for v in c.variants
+                if scale in v.scales
+            ]
+        recorded = all(
+            ledger.find(s.experiment, s.preset(scale), over[a])
+            for over in sets
+            for a, s in c.runs.items()
+        )
         if not recorded:
             out.append(c)
     return sorted(out, key=lambda c: cost(c, scale))
@@ -50,6 +62,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--max-hours", type=float, default=6.0)
     ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--variants", action="store_true", help="also the claims' variants")
     args = ap.parse_args()
     ledger = Ledger(args.ledger)
     claims = select(args.claims) if args.claims else all_claims()
@@ -58,7 +71,7 @@ def main() -> int:
     gpu = torch.cuda.is_available()
     for scale in args.scales:
         todo = []
-        for c in pending(claims, scale, ledger, gpu):
+        for c in pending(claims, scale, ledger, gpu, args.variants):
             hours = cost(c, scale) / 3600
             if hours > args.max_hours:
                 print(f"skip {c.id} at {scale}: about {hours:.1f} h", flush=True)
@@ -70,7 +83,7 @@ def main() -> int:
                 sys.executable, "-m", "nclab", "reproduce", *(c.id for c in batch),
                 "--scale", scale, "--record", "--ledger", args.ledger,
                 "--out", str(Path(args.out) / scale), "--workers", str(args.workers),
-            ]  # fmt: skip
+            ] + (["--variants"] if args.variants else [])  # fmt: skip
             hours = sum(cost(c, scale) for c in batch) / 3600
             print(f"{scale}: {len(batch)} claims, about {hours:.2f} h on one core", flush=True)
             print("  " + " ".join(cmd), flush=True)
