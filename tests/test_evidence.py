@@ -105,3 +105,58 @@ def test_command_line_reads_as_typed():
     assert command_line(["/venv/bin/nclab", "run", "demo", "--set", "a=b c"]) == (
         "nclab run demo --set 'a=b c'"
     )
+
+
+def test_a_run_still_going_is_shown_where_it_stands_until_recorded(
+    demo_run, tmp_path, capsys, monkeypatch
+):
+    """An interrupted run (one seed unit finished, the other not): ``evidence add --running``
+    writes where it stands, the judge shows the scale as running with it, and recording the
+    finished run removes it."""
+    import shutil
+
+    from nclab.evidence import progress_words, running
+    from nclab.reproduce import Check, Claim, RunSpec, registry, runner
+
+    demo = get_experiment("demo")
+    monkeypatch.setitem(demo.presets, "tiny", dict(TINY))
+    monkeypatch.setitem(demo.presets, "tiny-full", {**TINY, "train.epochs": 4})
+    done = tmp_path / "done"
+    run_experiment(demo, demo.config("tiny"), done, seeds=2, preset="tiny")
+    _clean(done)
+    going = tmp_path / "going"
+    shutil.copytree(done, going)
+    (going / "summary.json").unlink()
+    (going / "units" / "seed-1" / "summary.json").unlink()
+    led = tmp_path / "ledger"
+    code, out, err = cli(["evidence", "add", "--running", str(going), "--ledger", str(led)], capsys)
+    assert code == 0, err
+    entry = running(Ledger(led), "demo", "tiny", {})
+    assert entry["units"] == 2 and entry["finished"] == ["seed-0"]
+    assert entry["at"] == {"seed-1": "epoch 2"}  # the last line its metrics.jsonl logged
+    assert entry["resume"] == f"nclab run --resume {going.resolve()}"
+    assert progress_words(entry).startswith("running: 1/2 units finished, seed-1 at epoch 2 (as")
+    claim = Claim(
+        id="demo/learns",
+        paper="nclab",
+        where="demo",
+        claim="The demo MLP learns.",
+        runs={"main": RunSpec("demo", "tiny", "tiny-full", seeds=2)},
+        measured={"test accuracy": "test_acc"},
+        checks=[Check("test accuracy above 10 %", "test_acc", ">=", 0.1)],
+    )
+    monkeypatch.setattr(registry, "all_claims", lambda: [claim])
+    (res,) = runner.from_ledger([], out=tmp_path / "judged", ledger=led)
+    quick = res.scales["quick"]
+    assert quick["verdict"] == "not run" and quick["reason"].startswith("running: 1/2 units")
+    assert quick["command"] == entry["resume"]
+    assert res.headline.startswith("running at quick size (1/2 units finished, seed-1 at epoch 2")
+    assert "running: 1/2 units finished" in (tmp_path / "judged" / "report.md").read_text()
+    # the run finishes and is recorded: the entry goes, the record is judged
+    Ledger(led).add(done)
+    assert running(Ledger(led), "demo", "tiny", {}) is None
+    (res,) = runner.from_ledger([], out=tmp_path / "judged2", ledger=led)
+    assert res.scales["quick"]["source"] == "ledger"
+    # a finished run is not "running"
+    code, _, err = cli(["evidence", "add", "--running", str(done), "--ledger", str(led)], capsys)
+    assert code == 2 and "has finished" in err

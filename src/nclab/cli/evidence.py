@@ -26,14 +26,24 @@ def add(
     allow_dirty: bool = typer.Option(
         False, "--allow-dirty", help="Record runs made from a tree with uncommitted changes."
     ),
+    running: bool = typer.Option(
+        False,
+        "--running",
+        help="The runs are still going: write where each stands (units finished, last epoch), "
+        "shown by the reports until the finished run is recorded.",
+    ),
     ledger: Path = LEDGER_OPT,
     json: bool = JSON_OPT,
 ) -> None:
-    """Record finished runs (summary, config, provenance) into the ledger."""
-    from ..evidence import Ledger
+    """Record finished runs (summary, config, provenance) into the ledger, or with --running
+    where runs still going stand."""
+    from ..evidence import Ledger, record_running
 
     book = Ledger(ledger)
-    paths = [str(book.add(d, allow_dirty=allow_dirty)) for d in run_dirs]
+    if running:
+        paths = [str(record_running(book, d)) for d in run_dirs]
+    else:
+        paths = [str(book.add(d, allow_dirty=allow_dirty)) for d in run_dirs]
     if json:
         emit_json({"recorded": paths})
     else:

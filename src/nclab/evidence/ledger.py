@@ -4,6 +4,7 @@
 
     evidence/                                  (the repository's; NCLAB_EVIDENCE names another)
       runs/<experiment>/<preset>[-<overrides hash>]-s<seeds>/<started>-<digest>.json
+      running/<experiment>/<preset>[-<overrides hash>]-s<seeds>.json    (runs still going)
 
 A record is one finished run: its experiment, preset, ``--set`` overrides (the resolved config's
 difference from the preset's), seeds, resolved config, compact summary (the run's ``summary.json``
@@ -34,6 +35,8 @@ from ..provenance import PROVENANCE, SOURCE, now
 from ..runs import RunDir, dumps
 
 LEDGER_VERSION = 1
+#: the ledger's folder of runs still going (:mod:`nclab.evidence.progress`)
+RUNNING = "running"
 #: the environment variable naming another ledger folder
 ENV = "NCLAB_EVIDENCE"
 
@@ -184,6 +187,7 @@ class Ledger:
             record["experiment"], record["preset"], record["overrides"], len(record["seeds"])
         )
         folder = self.root / "runs" / group
+        (self.root / RUNNING / f"{group}.json").unlink(missing_ok=True)  # it has finished
         for old in folder.glob(f"*-{digest}.json"):
             return old  # the same run, recorded before
         stamp = (prov.get("started") or now()).replace(":", "").replace("-", "")

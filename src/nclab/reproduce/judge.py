@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunError
-from ..evidence import Ledger
+from ..evidence import Ledger, progress_words, running
 from ..experiments.protocol import UNITS
 from ..experiments.schema import read_summary_versioned
 from ..provenance import PROVENANCE
@@ -46,6 +46,7 @@ from .results import NOT_RUN, ClaimResult, ScaleResult, scale_words
 from .summaries import lookup, lookup_std
 
 MANIFEST = "reproduce.json"
+RUNNING_WORD = "running: "  # the reason of a scale whose runs are still going
 
 
 # --- one scale --------------------------------------------------------------------------------
@@ -143,6 +144,28 @@ def not_run_scale(claim: Claim, scale: str, why: str, seeds: int | None = None) 
     return res
 
 
+def running_scale(
+    claim: Claim, scale: str, ledger: Ledger, variant: Variant | None = None
+) -> ScaleResult | None:
+    """The scale as "running" when the ledger has no record of some of its runs but says where
+    each of those stands (:func:`~nclab.evidence.record_running`), else None."""
+    words, resume = [], []
+    for alias, spec in claim.runs.items():
+        over = variant.overrides(alias, spec) if variant else dict(spec.set)
+        if ledger.find(spec.experiment, spec.preset(scale), over):
+            continue
+        entry = running(ledger, spec.experiment, spec.preset(scale), over)
+        if entry is None:
+            return None
+        words.append(progress_words(entry).removeprefix(RUNNING_WORD))
+        resume.append(entry["resume"])
+    if not words:
+        return None
+    res = not_run_scale(claim, scale, RUNNING_WORD + "; ".join(words))
+    res.command = " && ".join(resume)
+    return res
+
+
 def _cost(claim: Claim, scale: str) -> str:
     """About how long a claim's runs take at ``scale`` (the claim's own estimate)."""
     if scale == "quick":
@@ -159,6 +182,14 @@ def headline(claim: Claim, scales: Mapping[str, ScaleResult]) -> tuple[str, str,
     order = [s for s in SCALES if s in scales]
     judged = [s for s in order if scales[s].verdict != NOT_RUN]
     if not judged:
+        going = [
+            f"running at {scale_words(s, scales[s].instance)} "
+            f"({scales[s].reason[len(RUNNING_WORD) :]})"
+            for s in order
+            if scales[s].reason.startswith(RUNNING_WORD)
+        ]
+        if going:
+            return f"{NOT_RUN}: running", "", "; ".join(going)
         why = [scales[s].reason for s in order]
         reason = NEEDS_GPU if NEEDS_GPU in why else next((w for w in why if w), "no run")
         v = reason if reason == NEEDS_GPU else f"{NOT_RUN}: {reason}"
@@ -170,6 +201,11 @@ def headline(claim: Claim, scales: Mapping[str, ScaleResult]) -> tuple[str, str,
         r = scales[s]
         if r.reason == f"no {s} preset":
             continue  # the claim has no run at this scale: nothing to say
+        if r.reason.startswith(RUNNING_WORD):
+            parts.append(
+                f"running at {scale_words(s, r.instance)} ({r.reason[len(RUNNING_WORD) :]})"
+            )
+            continue
         cost = _cost(claim, s) if r.reason != NEEDS_GPU else "needs a GPU"
         parts.append(f"{NOT_RUN} at {scale_words(s, r.instance)} ({cost})")
     return scales[top].verdict, top, "; ".join(parts)
@@ -266,10 +302,13 @@ def judge_variants(
                 r = judge_scale(claim, scale, summaries, runs, "this run", prov, seeds)
             else:
                 r = from_ledger(claim, scale, ledger, v) if ledger is not None else None
+                if r is None and ledger is not None:
+                    r = running_scale(claim, scale, ledger, v)
                 if r is None:
                     why = NEEDS_GPU if claim.needs_gpu(scale) else "not in the ledger"
                     r = not_run_scale(claim, scale, why, seeds)
-            r.command = command_for(claim, scale, seeds) + " --variants"
+            if not r.reason.startswith(RUNNING_WORD):
+                r.command = command_for(claim, scale, seeds) + " --variants"
             res[scale] = r
         out[v.label] = res
     return out
@@ -309,6 +348,8 @@ def judge_claim(
             scales[scale] = judge_scale(claim, scale, summaries, runs, "this run", prov, seeds)
             continue
         found = from_ledger(claim, scale, ledger) if ledger is not None else None
+        if found is None and ledger is not None and scale != mode:
+            found = running_scale(claim, scale, ledger)
         if found is not None:
             scales[scale] = found
         elif scale == mode and not_run:

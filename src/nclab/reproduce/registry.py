@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
-from ..experiments import get_experiment
+from ..experiments.catalog import get_experiment
 from ..experiments.schema import check_path, summary_type
 from .checks import STATEMENT, AnyCheck
 from .instance import instance_text, paper_setting

@@ -1,0 +1,119 @@
+"""Runs still going: where a long run stands, kept in the ledger until its record replaces it.
+
+A run of hours a seed (the no-weight-decay presets at paper size) is started in the background,
+checkpointed, and resumed (``nclab run --resume RUN_DIR``) until it finishes; until then
+``nclab evidence add --running RUN_DIR`` writes where it stands into
+``evidence/running/<experiment>/<preset>[-<overrides hash>]-s<seeds>.json``: its experiment,
+preset, overrides and seeds, how many of its units (seeds, grid points) have finished, the last
+epoch or step each unfinished unit logged, when it was last written, its provenance and the
+command that resumes it. The reports show it at that scale ("running: 1/3 units finished, seed-1
+at epoch 40, as of ..."), and recording the finished run removes it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import RunError
+from ..experiments.catalog import get_experiment
+from ..provenance import PROVENANCE
+from ..runs import RunDir
+from .ledger import RUNNING, Ledger, group_key, overrides_of
+
+
+def progress_of(run_dir: str | Path) -> dict[str, Any]:
+    """Where the unfinished run in ``run_dir`` stands (see the module docstring)."""
+    run = RunDir(run_dir, create=False)
+    if run.finished:
+        raise RunError(f"{run.path} has finished: record it with nclab evidence add")
+    if not (run.path / "config.toml").is_file():
+        raise RunError(f"{run.path} has no config.toml: not a run directory")
+    data = run.read_config()
+    meta = data.pop("nclab", {})
+    if "experiment" not in meta:
+        raise RunError(f"{run.path}/config.toml does not name its experiment: not a run directory")
+    experiment, preset = meta["experiment"], meta.get("preset")
+    exp = get_experiment(experiment)
+    cfg = exp.config_cls.from_dict(data)
+    units = list(exp.units(cfg))
+    where = {u.key or "run": RunDir(u.path(run.path), create=False) for u in units}
+    done = [key for key, d in where.items() if d.finished]
+    at = {key: _last_logged(d.path) for key, d in where.items() if not d.finished}
+    first, n = int(data.get("seed", 0)), int(data.get("seeds", 1))
+    prov_path = run.path / PROVENANCE
+    prov = json.loads(prov_path.read_text()) if prov_path.is_file() else {}
+    return {
+        "experiment": experiment,
+        "preset": preset,
+        "overrides": overrides_of(experiment, preset, data),
+        "seeds": [first + i for i in range(n)],
+        "units": len(units),
+        "finished": done,
+        "at": at,
+        "updated": _updated(run.path),
+        "run_dir": str(run.path.resolve()),
+        "resume": f"nclab run --resume {run.path.resolve()}",
+        "provenance": {k: prov.get(k) for k in ("commit", "dirty", "started", "device")},
+    }
+
+
+def progress_words(entry: dict[str, Any]) -> str:
+    """``"running: 1/3 units finished, seed-1 at epoch 40 (as of 2026-12-01 18:30 UTC)"``."""
+    parts = [f"{len(entry['finished'])}/{entry['units']} units finished"]
+    parts += [f"{key} at {where}" for key, where in entry["at"].items() if where]
+    return f"running: {', '.join(parts)} (as of {entry['updated']})"
+
+
+def _last_logged(path: Path) -> str:
+    """``"epoch 40"`` / ``"step 1200"`` from the unit's last ``metrics.jsonl`` line; ``""``
+    when it has logged nothing yet."""
+    log = path / "metrics.jsonl"
+    if not log.is_file():
+        return ""
+    last = ""
+    for line in log.read_text().splitlines():
+        if line.strip():
+            last = line
+    try:
+        row = json.loads(last) if last else {}
+    except ValueError:
+        return ""
+    for unit in ("epoch", "step"):
+        if unit in row:
+            return f"{unit} {row[unit]}"
+    return ""
+
+
+def _updated(path: Path) -> str:
+    """When anything in the run directory was last written (UTC, to the minute)."""
+    latest = max((p.stat().st_mtime for p in path.rglob("*") if p.is_file()), default=0.0)
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(latest))
+
+
+def record_running(ledger: Ledger, run_dir: str | Path) -> Path:
+    """Write where the unfinished run in ``run_dir`` stands into the ledger's ``running/``,
+    replacing what was written of it before; returns the file."""
+    entry = progress_of(run_dir)
+    group = group_key(entry["experiment"], entry["preset"], entry["overrides"], len(entry["seeds"]))
+    path = ledger.root / RUNNING / f"{group}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(entry, indent=1) + "\n")
+    return path
+
+
+def running(
+    ledger: Ledger, experiment: str, preset: str | None, overrides: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """Where the run of ``experiment`` / ``preset`` with exactly these overrides stands, if one
+    is going (the one with the most seeds), else None."""
+    want = dict(overrides or {})
+    found = []
+    for path in sorted((ledger.root / RUNNING).glob("*/*.json")):
+        entry = json.loads(path.read_text())
+        same = (entry["experiment"], entry["preset"]) == (experiment, preset)
+        if same and dict(entry["overrides"]) == want:
+            found.append(entry)
+    return max(found, key=lambda e: len(e["seeds"]), default=None)
