@@ -127,9 +127,30 @@ def _variability(what: str, key: str, name: str) -> list[Check | Ratio]:
     )
 
 
-#: tolerance on h's test accuracy against the paper's (Fig. 4b): see docs/feature-collapse.md
-#: ("fig4b accuracy over seeds")
+#: tolerance on h's test accuracy against the paper's (Fig. 4b, Fig. 6b): see
+#: docs/feature-collapse.md ("fig4b accuracy over seeds")
 FIG4B_ACC_TOL = 0.05
+#: why: the paper prints one accuracy per figure, no spread
+FIG4B_ACC_WHY = (
+    "the paper prints one run's accuracy with no spread; ±5 points covers the seed spread of h "
+    "on the small training set (about 0.5 point) and the gap between SGD's iterate and the "
+    "minimiser (the authors' own Fig. 4b run ends at 43.7 % against the printed 45 %)"
+)
+
+
+def _h_acc_paper(acc: float, figure: str) -> Check:
+    """h's test accuracy within :data:`FIG4B_ACC_TOL` (absolute) of the paper's ``acc``."""
+    return Check(
+        f"h test accuracy within {FIG4B_ACC_TOL * 100:g} points of the paper's {_percent(acc)} "
+        f"({figure})",
+        path="h:test_acc",
+        op="~",
+        ref="h:paper.test_acc",
+        rtol=FIG4B_ACC_TOL / acc,
+        name="h-test-acc-paper",
+        ours=FIG4B_ACC_WHY,
+    )
+
 
 _FIG3, _K50 = REPORTED["fig3"], REPORTED["k50"]
 _FIG4B_ACC, _NO_WD_FIG4B_ACC = REPORTED["fig4b"]["test_acc"], REPORTED["no-wd-fig4b"]["test_acc"]
@@ -255,14 +276,7 @@ CLAIMS: list[Claim] = [
         paper_values=_h_and_h_star_acc("fig4b", "fig4c"),
         checks=[
             *_h_star_beats_h(30),
-            Check(
-                f"h test accuracy within {FIG4B_ACC_TOL:.0%} of the paper's {_percent(_FIG4B_ACC)}",
-                path="h:test_acc",
-                op="~",
-                ref="h:paper.test_acc",
-                rtol=FIG4B_ACC_TOL / _FIG4B_ACC,
-                name="h-test-acc-paper",
-            ),
+            _h_acc_paper(_FIG4B_ACC, "Fig. 4b"),
         ],
         quick_seconds=40,
         full_seconds=1800,
@@ -277,7 +291,7 @@ CLAIMS: list[Claim] = [
         runs=_h_and_h_star("no-wd-fig4b", "no-wd-fig4c"),
         measured={"h test accuracy": "h:test_acc", "h* test accuracy": "h_star:test_acc"},
         paper_values=_h_and_h_star_acc("no-wd-fig4b", "no-wd-fig4c"),
-        checks=_h_star_beats_h(20),
+        checks=[*_h_star_beats_h(20), _h_acc_paper(_NO_WD_FIG4B_ACC, "Fig. 6b")],
         quick_seconds=8,
         medium_seconds=7200,  # the -medium presets: about an hour for 3 seeds on 2 cores
         full_seconds=40_000,
