@@ -25,6 +25,12 @@ SIGNIFICANTLY = (
     "since the metric is a relative norm that spans decades over training)"
 )
 
+#: why the factors of Fig. 1's checks are ours
+FIGURE = (
+    "§6 and Fig. 1 give directions (falls, decreases, approaches), no numbers; the factor is our "
+    "reading of a clear change on a log-scale plot"
+)
+
 #: the paper presents no run of Section 4's phases: the network and its length are ours
 _NO_RUN = "Theorem 4.4 and Prop. 4.5 are proved, not run, in the paper"
 
@@ -79,6 +85,7 @@ CLAIMS = [
                 "derived.nc1_last_start",
                 0.2,
                 name="nc1-falls",
+                ours=FIGURE,
             ),
             Check(
                 "NC2 decreases at every layer of the linear head",
@@ -86,6 +93,7 @@ CLAIMS = [
                 ">=",
                 0.99,
                 name="nc2-head-decreases",
+                ours=FIGURE,
             ),
             Ratio(
                 "NC2 of Z_(L-1) is under half that of the head's input",
@@ -93,6 +101,7 @@ CLAIMS = [
                 "derived.nc2_head_input",
                 0.5,
                 name="nc2-last-vs-head-input",
+                ours=FIGURE,
             ),
             Ratio(
                 "linear-head balancedness falls more than 4x over training",
@@ -100,6 +109,7 @@ CLAIMS = [
                 "derived.balancedness_linear_start",
                 0.25,
                 name="linear-balancedness-falls",
+                ours=FIGURE,
             ),
             Ratio(
                 "every linear layer ends at least 2x more balanced than every nonlinear one "
@@ -116,6 +126,7 @@ CLAIMS = [
                 "derived.gram_of_last_start",
                 0.6,
                 name="gram-approaches-identity",
+                ours=FIGURE,
             ),
             sanity(
                 Equals(

@@ -57,8 +57,26 @@ def _acc(path: str = "test_acc") -> Check:
     alias = path.rpartition(":")[0] or "main"
     who = "h* " if alias == "h_star" else ""
     return Check(
-        f"{who}test accuracy >= 99 %", path=path, op=">=", value=0.99, name=f"{alias}-test-acc"
+        f"{who}test accuracy >= 99 %",
+        path=path,
+        op=">=",
+        value=0.99,
+        name=f"{alias}-test-acc",
+        ours=ACC_WHY,
     )
+
+
+#: why 99 % stands for the paper's 100 %
+ACC_WHY = (
+    "the paper reports 100 % test accuracy; 99 % leaves room for a few misclassified test "
+    "sentences of one seed (the quick test sets have a few thousand sentences)"
+)
+#: why the theorems' norms are held to 5 % (10 % for Theorem 3)
+THEOREM_WHY = (
+    "the paper compares by eye (Fig. 3: 1.41 ± 0.13 measured vs 1.42214 predicted, 0.8 % apart "
+    "on the mean); 5 % (10 % for h*, whose SGD iterate is not the minimiser) is our tolerance "
+    "for SGD's iterate against the minimiser's closed form"
+)
 
 
 def _theorem(what: str, path: str, thm: int, rtol: float, name: str) -> Check:
@@ -71,6 +89,7 @@ def _theorem(what: str, path: str, thm: int, rtol: float, name: str) -> Check:
         ref=ref,
         rtol=rtol,
         name=name,
+        ours=THEOREM_WHY,
     )
 
 
@@ -85,6 +104,8 @@ def _h_star_beats_h(points: int) -> list[Check | Equals]:
             ref="h:test_acc",
             margin=points / 100,
             name="h_star-beats-h",
+            ours=f"the paper's h* is {points}+ points above h (100 % vs 45 % / 66 %); {points} "
+            "points is our margin for 'generalises poorly' on the smaller instances",
         ),
         # "virtually identical to Figures 3 and 4" (App. A.1): h* collapses (4c), h does not (4b)
         _collapse("h_star", "type-II"),
@@ -108,15 +129,23 @@ def below_untrained(
     """``what`` (at ``path``) at most ``level`` and below ``ratio`` times the same measure on the
     untrained network of the run (at ``untrained``); ``short`` names it in the second check."""
     return [
-        Check(f"{what} <= {level:g}", path=path, op="<=", value=level, name=name),
+        Check(f"{what} <= {level:g}", path=path, op="<=", value=level, name=name, ours=COLLAPSED),
         Ratio(
             f"{short or what} < {ratio:g} x the untrained network's",
             num=path,
             den=untrained,
             below=ratio,
             name=f"{name}-vs-untrained",
+            ours=COLLAPSED,
         ),
     ]
+
+
+#: why the collapse levels are ours
+COLLAPSED = (
+    "the paper shows the collapse in figures (PCA plots) with no number; a level and a factor "
+    "below the untrained network's are our reading of 'collapsed'"
+)
 
 
 def _variability(what: str, key: str, name: str) -> list[Check | Ratio]:

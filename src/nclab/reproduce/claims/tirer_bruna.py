@@ -26,6 +26,11 @@ EXACT = (
     "the theorem's closed form is exact; 1e-6 is our numerical tolerance for float64 gradient "
     "descent reaching it (the paper plots the metrics going to zero, no number)"
 )
+#: why points near a threshold or kink are held to 1e-4 only
+SLOW = (
+    "near the threshold (kink) the minimiser's curvature vanishes and GD converges slowly; "
+    "1e-4 is our tolerance there, the points away from it are held to 1e-6"
+)
 #: why the ReLU model's metrics are held to the fourth root of the gap tolerance
 QUARTIC = (
     f"derived from the objective tolerance, not from a run: at a relative objective gap "
@@ -75,9 +80,9 @@ def _plain(
         theory={"objective": "theory_objective", **{k: f"theory_norms.{k}" for k in norms}},
         paper_values={k: ZERO for k in keys},
         checks=[
-            at_most("objective_gap", 1e-6, "relative objective gap"),
+            at_most("objective_gap", 1e-6, "relative objective gap", ours=EXACT),
             *_metric_checks("", keys),
-            *[at_most(f"norm_gaps.{k}", 1e-6) for k in norms],
+            *[at_most(f"norm_gaps.{k}", 1e-6, ours=EXACT) for k in norms],
         ],
         quick_seconds=quick_s,
         full_seconds=full_s,
@@ -121,7 +126,10 @@ def _extended(
             ),
         )
     if not relu:
-        checks += [at_most("metrics.H1.nc1", 1e-6), at_most("metrics.H1.nc2_of", 1e-6)]
+        checks += [
+            at_most("metrics.H1.nc1", 1e-6, ours=EXACT),
+            at_most("metrics.H1.nc2_of", 1e-6, ours=EXACT),
+        ]
     feat = "σ(W1H1)" if relu else "W1H1 and H1"
     return Claim(
         id=f"tirer-bruna/{fig}-{'relu' if relu else 'linear'}",
@@ -242,11 +250,18 @@ def _bias_checks(ends: str) -> list:
             expected=True,
             name="nc2-w-etf-rises",
         ),
-        at_most("objective_gap_off_kink", 1e-6, "relative gap at points with |μ/c - 1| >= 0.1"),
-        at_most("objective_gap", 1e-4, "relative gap at every point"),
-        at_most("metric_gap_off_kink", 1e-6, "|NC metric - closed form| off the kink"),
-        at_most(f"{ends}.etf.nc2_w_etf", 1e-6, "NC2^ETF of W at the smallest λ_b"),
-        at_most(f"{ends}.etf.rho_gap_thm32", 1e-6, "ρ at the smallest λ_b vs Theorem 3.2"),
+        at_most(
+            "objective_gap_off_kink",
+            1e-6,
+            "relative gap at points with |μ/c - 1| >= 0.1",
+            ours=EXACT,
+        ),
+        at_most("objective_gap", 1e-4, "relative gap at every point", ours=SLOW),
+        at_most("metric_gap_off_kink", 1e-6, "|NC metric - closed form| off the kink", ours=EXACT),
+        at_most(f"{ends}.etf.nc2_w_etf", 1e-6, "NC2^ETF of W at the smallest λ_b", ours=EXACT),
+        at_most(
+            f"{ends}.etf.rho_gap_thm32", 1e-6, "ρ at the smallest λ_b vs Theorem 3.2", ours=EXACT
+        ),
         Check(
             "at the largest λ_b NC2^OF is below NC2^ETF of W by 0.4",
             path=f"{ends}.of.nc2_of",
@@ -421,10 +436,13 @@ CLAIMS: list[Claim] = [
         paper_values={"collapse threshold": "K√(nλ_Hλ_W) = 1"},
         checks=[
             at_most(
-                "objective_gap_off_threshold", 1e-6, "relative gap at points with |c - 1| >= 0.1"
+                "objective_gap_off_threshold",
+                1e-6,
+                "relative gap at points with |c - 1| >= 0.1",
+                ours=EXACT,
             ),
-            at_most("objective_gap", 1e-4, "relative gap at every point"),
-            at_most("collapse_max", 1e-6, "NC metrics of the collapsed points"),
+            at_most("objective_gap", 1e-4, "relative gap at every point", ours=SLOW),
+            at_most("collapse_max", 1e-6, "NC metrics of the collapsed points", ours=EXACT),
         ],
         quick_seconds=10,
         full_seconds=75,
