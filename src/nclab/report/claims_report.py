@@ -188,7 +188,8 @@ def claims_markdown(claims: Sequence[Any]) -> str:
     """The claim table as Markdown (docs/reproduce.md embeds it).
 
     ``quick`` and ``full`` give the runtime, the presets and the instance each runs
-    (``c.instance(mode)``: the paper's setting and what the paper leaves open, or what differs).
+    (``c.instance(mode)``: the paper's setting and what the paper leaves open, or what differs);
+    a check whose threshold we chose is marked "(threshold ours)".
     """
     lines = ["| id | paper | claim | checks | quick | full |", "|---|---|---|---|---|---|"]
     for c in claims:
@@ -198,7 +199,10 @@ def claims_markdown(claims: Sequence[Any]) -> str:
         full = fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
         full += ": " + "; ".join(f"`{r.experiment} {r.full}`" for r in c.runs.values())
         full += f" ({instance_label(c.instance('full'))})"
-        checks = ", ".join(f"`{chk.name}`" for chk in c.checks)
+        checks = ", ".join(
+            f"`{chk.name}`" + (" (threshold ours)" if getattr(chk, "ours", "") else "")
+            for chk in c.checks
+        )
         lines.append(
             f"| `{c.id}` | {c.paper}, {c.where} | {c.claim} | {checks} | {quick} | {full} |"
         )

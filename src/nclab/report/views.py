@@ -333,9 +333,21 @@ def check_rows(r: Any) -> list[tuple[str, str, str, dict[str, Mapping[str, Any]]
             name = c.get("name") or c.get("check", "")
             kind = c.get("kind", STATEMENT)
             desc = c.get("description") or c.get("check", "")
+            origin = threshold_origin(c)
+            desc += f" ({origin})" if origin else ""
             rows.setdefault(name, (kind, desc, {}))[2][s] = c
     out = [(n, k, d, by) for n, (k, d, by) in rows.items()]
     return sorted(out, key=lambda row: row[1] != STATEMENT)
+
+
+def threshold_origin(c: Mapping[str, Any]) -> str:
+    """Where a check's threshold comes from, as its outcome carries it: ``"threshold ours:
+    <reason>"`` for a value we chose, ``"threshold: the paper's (<where>)"``, else ``""``."""
+    if c.get("ours"):
+        return f"threshold ours: {c['ours']}"
+    if c.get("source"):
+        return f"threshold: the paper's ({c['source']})"
+    return ""
 
 
 def status_of(c: Mapping[str, Any]) -> str:
@@ -349,7 +361,8 @@ def check_cell(c: Mapping[str, Any]) -> tuple[str, str, str]:
     if c.get("value") is None and c.get("threshold") is None:
         vs = ""
     else:
-        vs = f"{fmt_value(c.get('value'))} (threshold {fmt_value(c.get('threshold'))})"
+        ours = ", ours" if c.get("ours") else ""
+        vs = f"{fmt_value(c.get('value'))} (threshold {fmt_value(c.get('threshold'))}{ours})"
     return status_of(c), seeds, vs
 
 

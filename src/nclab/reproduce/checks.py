@@ -14,6 +14,11 @@ test can make every check fail by perturbing the summary paths it declares (:met
 
 Checks several papers' claims share are built by :func:`at_most` and :func:`interpolates`.
 
+A threshold is the paper's number or ours. ``ours`` holds, for a value we chose (a tolerance, a
+factor standing for the paper's "significantly", a numerical precision), the reason for the value;
+``source`` says where the paper gives the number a check compares with (empty when none does).
+The reports print the reason beside the check (:func:`nclab.report.views.threshold_origin`).
+
 Each check is of one of two kinds: the paper's **statement** (the default: it decides the verdict)
 or a **sanity** check on our code (an identity, a bound a theorem guarantees, with slack: it can
 only fail through a bug; a failing one makes the claim "failed (sanity: <name>)").
@@ -67,6 +72,8 @@ def outcome(chk: Any, passed: bool, value: Any, threshold: Any, detail: str) -> 
         "passed": bool(passed),
         "detail": detail,
         "kind": chk.kind,
+        "ours": chk.ours,
+        "source": chk.source,
     }
 
 
@@ -76,6 +83,8 @@ class _Named:
     describe: str
     name: str
     kind: str
+    ours: str
+    source: str
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -83,6 +92,11 @@ class _Named:
         if self.kind not in KINDS:
             raise ConfigError(
                 f"check {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}"
+            )
+        if self.ours and self.source:
+            raise ConfigError(
+                f"check {self.name!r}: the threshold is ours (ours=...) or the paper's "
+                "(source=...), not both"
             )
 
 
@@ -99,6 +113,8 @@ class Check(_Named):
     margin: float = 0.0
     name: str = ""
     kind: str = STATEMENT
+    ours: str = ""
+    source: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -163,6 +179,8 @@ class Ratio(_Named):
     below: float
     name: str = ""
     kind: str = STATEMENT
+    ours: str = ""
+    source: str = ""
 
     def paths(self) -> tuple[str, ...]:
         return (self.num, self.den)
@@ -195,6 +213,8 @@ class Equals(_Named):
     expected: str | bool
     name: str = ""
     kind: str = STATEMENT
+    ours: str = ""
+    source: str = ""
 
     def paths(self) -> tuple[str, ...]:
         return (self.path,) if isinstance(self.path, str) else tuple(self.path)
@@ -223,13 +243,24 @@ def sanity(chk: AnyCheck) -> AnyCheck:
     return replace(chk, kind=SANITY)
 
 
-def at_most(path: str, value: float, what: str | None = None) -> Check:
-    """``path <= value``, named after its path, described as ``"<what or path> <= <value>"``.
+def at_most(
+    path: str, value: float, what: str | None = None, *, ours: str = "", source: str = ""
+) -> Check:
+    """``path <= value``, named after its path, described as ``"<what or path> <= <value>"``;
+    ``ours`` / ``source``: where the value comes from (:class:`Check`).
 
     >>> at_most("objective_gap", 1e-6, "relative objective gap").describe
     'relative objective gap <= 1e-06'
     """
-    return Check(f"{what or path} <= {value:g}", path=path, op="<=", value=value, name=path)
+    return Check(
+        f"{what or path} <= {value:g}",
+        path=path,
+        op="<=",
+        value=value,
+        name=path,
+        ours=ours,
+        source=source,
+    )
 
 
 def interpolates(path: str = "train_acc") -> Check:
@@ -240,4 +271,22 @@ def interpolates(path: str = "train_acc") -> Check:
         op=">=",
         value=0.99,
         name="interpolates",
+        ours=INTERPOLATES,
     )
+
+
+#: why 0.99 stands for "fits the training set" (no paper states a train accuracy)
+INTERPOLATES = (
+    "the papers say the network fits (interpolates) its training set without a number; 99 % "
+    "leaves room for a few hard samples of the smaller quick data"
+)
+
+
+def fixed_threshold(chk: AnyCheck) -> bool:
+    """Whether ``chk`` compares with a number someone chose: a fixed value, a margin, a relative
+    tolerance or a ratio bound (not an :class:`Equals` on a category or a flag)."""
+    if isinstance(chk, Ratio):
+        return True
+    if isinstance(chk, Check):
+        return chk.value is not None or bool(chk.margin) or chk.op == "~"
+    return False

@@ -14,6 +14,32 @@ from ...models.gpt2 import word_embeddings
 from ..common.latent import brief
 
 
+def lm_entropies(task_model: Any) -> dict[str, float]:
+    """The next-word baselines of the data model, in nats per word (exact, from the task):
+    ``unigram``, the cross-entropy of the best position-blind word-frequency model (the pooled
+    word marginal's entropy: a network that learnt the frequencies only); ``floor``, the data's
+    entropy rate (classes uniform over the K latent sequences, words drawn within their concept
+    by μ): (H(latent sequence) + L·H(μ)) / L, the Bayes loss no predictor beats.
+
+    >>> import math
+    >>> from nclab.data.sentences import make_task
+    >>> e = lm_entropies(make_task(nc=3, nw=12, L=5, K=4, seed=0))
+    >>> round(e["floor"], 4) == round(math.log(4) + math.log(4) / 5, 4)
+    True
+    """
+    lat, mu = task_model.latents, task_model.mu.to(torch.float64)
+    K, L, nc, sc = lat.shape[0], lat.shape[1], task_model.nc, task_model.sc
+    h_mu = float(-(mu * mu.clamp_min(1e-300).log()).sum())
+    _, counts = torch.unique(lat, dim=0, return_counts=True)
+    p_seq = counts.to(torch.float64) / K
+    h_seq = float(-(p_seq * p_seq.log()).sum())
+    p_concept = torch.bincount(lat.reshape(-1), minlength=nc).to(torch.float64) / (K * L)
+    p_word = (p_concept[:, None] * mu[None, :sc]).reshape(-1)
+    p_word = p_word[p_word > 0]
+    unigram = float(-(p_word * p_word.log()).sum())
+    return {"unigram": unigram, "floor": (h_seq + L * h_mu) / L}
+
+
 def inputs(x: torch.Tensor, nw: int, task: str) -> torch.Tensor:
     """Token ids: words then the class token ``nw`` (classifier), or ``nw`` (begin of sentence)
     then the words (language model)."""

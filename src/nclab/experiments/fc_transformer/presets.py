@@ -58,7 +58,8 @@ _LARGE = {**_MEDIUM, "model.d": 256, "data.nspl": 250, "log_every": 750, "checkp
 _QUICK: dict[str, dict[str, Any]] = {
     "a3-uniform-quick": {**_SMALL},
     "a3-zipf-quick": {**_SMALL, **ZIPF},
-    "a4-lm-quick": {**_SMALL, **LM},
+    # A.4's recipe, not A.3's: one epoch over the paper's 1000 sentences per class (1000 steps)
+    "a4-lm-quick": {**_SMALL, **LM, "data.nspl": 1000, "train.epochs": 1},
 }
 
 PRESETS: dict[str, dict[str, Any]] = {

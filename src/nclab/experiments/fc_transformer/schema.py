@@ -29,6 +29,13 @@ class Untrained(Record):
     test_loss: Num = None  # language model
 
 
+class DataEntropy(Record):
+    """The data model's next-word baselines in nats per word (:func:`.measure.lm_entropies`)."""
+
+    unigram: Num
+    floor: Num
+
+
 class FcTransformerSummary(Summary):
     test_acc: Num = None  # classifier (task "classify")
     train_acc: Num = None
@@ -53,6 +60,10 @@ class FcTransformerSummary(Summary):
     steps: int
     epochs: int
     records: int  # logged records
+    #: language model: the data's baselines and how far the test loss goes from the unigram
+    #: entropy (0) to the entropy rate (1) (written since issue 26)
+    data_entropy: DataEntropy | None = None
+    lm_learned_fraction: Num = None
 
 
 SUMMARY = FcTransformerSummary

@@ -19,7 +19,7 @@ from ...train.optim import make_optimizer, make_scheduler
 from ..common.steps import EpochBatches, optimizer_step
 from ..protocol import Unit
 from .config import TransformerConfig
-from .measure import loss, measure
+from .measure import lm_entropies, loss, measure
 from .presets import PAPER
 
 _INIT = 3  # generator stream of the initialisation
@@ -84,7 +84,20 @@ def train(cfg: TransformerConfig, unit: Unit, run_dir: RunDir, context: Any) -> 
         "concept": tr.task.word_concept,
     }
     torch.save(figure_data, run_dir.path / FIGURE_DATA)
-    return unit_summary(cfg, tr.steps, final, untrained, history)
+    out = unit_summary(cfg, tr.steps, final, untrained, history)
+    if cfg.task == "lm":
+        out |= lm_baselines(tr.task, out.get("test_loss"))
+    return out
+
+
+def lm_baselines(task_model: Any, test_loss: float | None) -> dict[str, Any]:
+    """The data's next-word baselines (:func:`.measure.lm_entropies`) and the fraction of the
+    way from the unigram entropy to the entropy rate that the test loss covers
+    (``lm_learned_fraction``: 0 for a frequency-only model, 1 for the Bayes predictor)."""
+    ent = lm_entropies(task_model)
+    gap = ent["unigram"] - ent["floor"]
+    frac = None if test_loss is None or gap <= 0 else (ent["unigram"] - test_loss) / gap
+    return {"data_entropy": ent, "lm_learned_fraction": frac}
 
 
 def unit_summary(cfg, steps: int, final: dict, untrained: dict, history: list) -> dict[str, Any]:

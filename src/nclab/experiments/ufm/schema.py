@@ -71,6 +71,8 @@ class Seed(Record):
     objective_gap: Num
     metrics: LayerMetrics
     measured_norms: Norms
+    #: objective within REACHED_GAP of the closed form's (written since issue 26)
+    reached_minimiser: bool | None = None
 
 
 class UfmSummary(Summary):
@@ -92,6 +94,9 @@ class UfmSummary(Summary):
     measured_norms: Norms
     norm_gaps: Norms
     per_seed: list[Seed]
+    #: every seed / how many seeds reached the minimiser (written since issue 26)
+    reached_minimiser: bool | None = None
+    seeds_reaching_minimiser: int | None = None
     steps: int
     seeds: list[int]
 

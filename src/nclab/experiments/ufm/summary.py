@@ -45,6 +45,17 @@ def _norms(cfg, model: BatchedUFM, probs: list[dict]) -> tuple[list[dict], list[
     return measured, theory
 
 
+#: a seed "reached the minimiser" when its objective is within this relative gap of the closed
+#: form's (float64 GD's tolerance for every Tirer & Bruna claim; a spurious minimum of the ReLU
+#: model sits percents above it, docs/ufm.md)
+REACHED_GAP = 1e-6
+
+
+def reached(gap: float | None) -> bool | None:
+    """Whether a relative objective gap is within :data:`REACHED_GAP` (None without a theory)."""
+    return None if gap is None else bool(gap <= REACHED_GAP)
+
+
 def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]) -> dict:
     last = history[-1]
     pred, note = probs[0]["pred"], probs[0]["note"]
@@ -60,6 +71,7 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
     tn = theory[0]
     norm_gaps = {k: worst([rel_gap(m.get(k), tn[k]) for m in measured]) for k in tn}
     flat = (lambda m: m["H"]) if cfg.model.depth == 1 else (lambda m: m)
+    reached_seeds = [reached(g) for g in last.get("objective_gap") or [None] * B]
     return {
         "model": describe(cfg),
         "theorem": note,
@@ -75,11 +87,14 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
         "theory_norms": tn,
         "measured_norms": {k: mean([m[k] for m in measured]) for k in measured[0]},
         "norm_gaps": norm_gaps,
+        "reached_minimiser": _all(reached_seeds),
+        "seeds_reaching_minimiser": sum(bool(r) for r in reached_seeds),
         "per_seed": [
             {
                 "seed": p["seed"],
                 "objective": last["objective"][b],
                 "objective_gap": last["objective_gap"][b],
+                "reached_minimiser": reached_seeds[b],
                 "metrics": flat(per_problem[b]),
                 "measured_norms": measured[b],
             }
@@ -88,6 +103,11 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
         "steps": cfg.train.steps,
         "seeds": [p["seed"] for p in probs],
     }
+
+
+def _all(flags: list[bool | None]) -> bool | None:
+    """True when every flag is True, None when any is None (no theory to compare with)."""
+    return None if any(f is None for f in flags) else all(flags)
 
 
 def criticality(cfg, pred) -> float:

@@ -57,8 +57,26 @@ def _acc(path: str = "test_acc") -> Check:
     alias = path.rpartition(":")[0] or "main"
     who = "h* " if alias == "h_star" else ""
     return Check(
-        f"{who}test accuracy >= 99 %", path=path, op=">=", value=0.99, name=f"{alias}-test-acc"
+        f"{who}test accuracy >= 99 %",
+        path=path,
+        op=">=",
+        value=0.99,
+        name=f"{alias}-test-acc",
+        ours=ACC_WHY,
     )
+
+
+#: why 99 % stands for the paper's 100 %
+ACC_WHY = (
+    "the paper reports 100 % test accuracy; 99 % leaves room for a few misclassified test "
+    "sentences of one seed (the quick test sets have a few thousand sentences)"
+)
+#: why the theorems' norms are held to 5 % (10 % for Theorem 3)
+THEOREM_WHY = (
+    "the paper compares by eye (Fig. 3: 1.41 ± 0.13 measured vs 1.42214 predicted, 0.8 % apart "
+    "on the mean); 5 % (10 % for h*, whose SGD iterate is not the minimiser) is our tolerance "
+    "for SGD's iterate against the minimiser's closed form"
+)
 
 
 def _theorem(what: str, path: str, thm: int, rtol: float, name: str) -> Check:
@@ -71,6 +89,7 @@ def _theorem(what: str, path: str, thm: int, rtol: float, name: str) -> Check:
         ref=ref,
         rtol=rtol,
         name=name,
+        ours=THEOREM_WHY,
     )
 
 
@@ -85,6 +104,8 @@ def _h_star_beats_h(points: int) -> list[Check | Equals]:
             ref="h:test_acc",
             margin=points / 100,
             name="h_star-beats-h",
+            ours=f"the paper's h* is {points}+ points above h (100 % vs 45 % / 66 %); {points} "
+            "points is our margin for 'generalises poorly' on the smaller instances",
         ),
         # "virtually identical to Figures 3 and 4" (App. A.1): h* collapses (4c), h does not (4b)
         _collapse("h_star", "type-II"),
@@ -108,15 +129,23 @@ def below_untrained(
     """``what`` (at ``path``) at most ``level`` and below ``ratio`` times the same measure on the
     untrained network of the run (at ``untrained``); ``short`` names it in the second check."""
     return [
-        Check(f"{what} <= {level:g}", path=path, op="<=", value=level, name=name),
+        Check(f"{what} <= {level:g}", path=path, op="<=", value=level, name=name, ours=COLLAPSED),
         Ratio(
             f"{short or what} < {ratio:g} x the untrained network's",
             num=path,
             den=untrained,
             below=ratio,
             name=f"{name}-vs-untrained",
+            ours=COLLAPSED,
         ),
     ]
+
+
+#: why the collapse levels are ours
+COLLAPSED = (
+    "the paper shows the collapse in figures (PCA plots) with no number; a level and a factor "
+    "below the untrained network's are our reading of 'collapsed'"
+)
 
 
 def _variability(what: str, key: str, name: str) -> list[Check | Ratio]:
@@ -127,9 +156,30 @@ def _variability(what: str, key: str, name: str) -> list[Check | Ratio]:
     )
 
 
-#: tolerance on h's test accuracy against the paper's (Fig. 4b): see docs/feature-collapse.md
-#: ("fig4b accuracy over seeds")
+#: tolerance on h's test accuracy against the paper's (Fig. 4b, Fig. 6b): see
+#: docs/feature-collapse.md ("fig4b accuracy over seeds")
 FIG4B_ACC_TOL = 0.05
+#: why: the paper prints one accuracy per figure, no spread
+FIG4B_ACC_WHY = (
+    "the paper prints one run's accuracy with no spread; ±5 points covers the seed spread of h "
+    "on the small training set (about 0.5 point) and the gap between SGD's iterate and the "
+    "minimiser (the authors' own Fig. 4b run ends at 43.7 % against the printed 45 %)"
+)
+
+
+def _h_acc_paper(acc: float, figure: str) -> Check:
+    """h's test accuracy within :data:`FIG4B_ACC_TOL` (absolute) of the paper's ``acc``."""
+    return Check(
+        f"h test accuracy within {FIG4B_ACC_TOL * 100:g} points of the paper's {_percent(acc)} "
+        f"({figure})",
+        path="h:test_acc",
+        op="~",
+        ref="h:paper.test_acc",
+        rtol=FIG4B_ACC_TOL / acc,
+        name="h-test-acc-paper",
+        ours=FIG4B_ACC_WHY,
+    )
+
 
 _FIG3, _K50 = REPORTED["fig3"], REPORTED["k50"]
 _FIG4B_ACC, _NO_WD_FIG4B_ACC = REPORTED["fig4b"]["test_acc"], REPORTED["no-wd-fig4b"]["test_acc"]
@@ -255,16 +305,9 @@ CLAIMS: list[Claim] = [
         paper_values=_h_and_h_star_acc("fig4b", "fig4c"),
         checks=[
             *_h_star_beats_h(30),
-            Check(
-                f"h test accuracy within {FIG4B_ACC_TOL:.0%} of the paper's {_percent(_FIG4B_ACC)}",
-                path="h:test_acc",
-                op="~",
-                ref="h:paper.test_acc",
-                rtol=FIG4B_ACC_TOL / _FIG4B_ACC,
-                name="h-test-acc-paper",
-            ),
+            _h_acc_paper(_FIG4B_ACC, "Fig. 4b"),
         ],
-        quick_seconds=40,
+        quick_seconds=70,  # fig4b-quick (L-BFGS) + fig4c-quick (SGD, 38 s under load)
         full_seconds=1800,
     ),
     Claim(
@@ -277,7 +320,7 @@ CLAIMS: list[Claim] = [
         runs=_h_and_h_star("no-wd-fig4b", "no-wd-fig4c"),
         measured={"h test accuracy": "h:test_acc", "h* test accuracy": "h_star:test_acc"},
         paper_values=_h_and_h_star_acc("no-wd-fig4b", "no-wd-fig4c"),
-        checks=_h_star_beats_h(20),
+        checks=[*_h_star_beats_h(20), _h_acc_paper(_NO_WD_FIG4B_ACC, "Fig. 6b")],
         quick_seconds=8,
         medium_seconds=7200,  # the -medium presets: about an hour for 3 seeds on 2 cores
         full_seconds=40_000,

@@ -93,16 +93,26 @@ CLAIMS: list[Claim] = [
         claim="A GPT-2 language model trained on next-word prediction on the sentence model has "
         "word embeddings collapsed by concept.",
         runs={"main": RunSpec(TF, quick="a4-lm-quick", medium="a4-lm-large", full="a4-lm")},
-        measured={"test next-word loss": "test_loss", **_MEASURED},
+        measured={
+            "test next-word loss": "test_loss",
+            "the data's unigram entropy (nats)": "data_entropy.unigram",
+            "the data's entropy rate (nats)": "data_entropy.floor",
+            "fraction of the way from unigram to entropy rate": "lm_learned_fraction",
+            **_MEASURED,
+        },
         paper_values={"collapse": "word embeddings collapse by concept (figure)"},
         checks=[
             Check(
-                "test next-word loss at least 0.5 nat below the untrained network's",
-                path="test_loss",
-                op="<=",
-                ref="untrained.test_loss",
-                margin=-0.5,
+                "the test next-word loss covers at least half of the way from the data's unigram "
+                "entropy (word frequencies only) to its entropy rate (the Bayes loss)",
+                path="lm_learned_fraction",
+                op=">=",
+                value=0.5,
                 name="lm-learns",
+                ours="A.4 states no loss (it shows the embeddings only); the baselines are exact "
+                "for the data model (fc_transformer.measure.lm_entropies), and half of the gain "
+                "the latent concepts allow over word frequencies is our reading of 'trained to "
+                "predict the next token'",
             ),
             *_embedding_checks(),
         ],

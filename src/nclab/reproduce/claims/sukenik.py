@@ -32,22 +32,57 @@ import math
 from ...experiments.catalog import get_experiment
 from ..checks import Check, at_most, sanity
 from ..registry import Claim, RunSpec
+from .tirer_bruna import EXACT
 
 PAPER = (
     "Súkeník, Lampert & Mondelli, Neural Collapse is Globally Optimal in Deep Regularized "
     "ResNets and Transformers (appendix)"
+)
+#: the theorem ``sukenik/ufm-ce`` tests is Zhu et al.'s, which Súkeník et al.'s appendix cites
+ZHU = (
+    "Zhu, Ding, Zhou, Li, You, Sulam & Qu, A Geometric Analysis of Neural Collapse with "
+    "Unconstrained Features (NeurIPS 2021), as cited by Súkeník et al.'s appendix"
 )
 EXP = "ufm"
 #: the appendix proves the optima; its GUFM instance (K, d, n, λ) and the solver are ours
 _PROOF_ONLY = "the appendix proves the optimum and reports no run of it"
 
 
-def _appendix_w_norm(preset: str) -> str:
-    """The appendix's ‖w_k‖ = 1/(√d(1+λ_app K)) at the instance of the ``ufm`` ``preset``."""
-    m = get_experiment(EXP).config(preset).model
-    value = 1 / (math.sqrt(m.d) * (1 + m.lambda_w / m.d * m.K))
-    return f"1/(√d(1+λ_app K)) = {value:.7f} for d={m.d}, K={m.K}, λ={m.lambda_w:g} (λ_app = λ/d)"
+def _gufm(preset: str):
+    return get_experiment(EXP).config(preset).model
 
+
+def _appendix_w_norm_printed(preset: str) -> str:
+    """The appendix's ‖w_k‖ = 1/(√d(1+λK)) as printed, evaluated literally at the λ of ``preset``
+    (the paper's 0.005): the number the paper's formula gives, which our objective does not."""
+    m = _gufm(preset)
+    value = 1 / (math.sqrt(m.d) * (1 + m.lambda_w * m.K))
+    return (
+        f"printed: 1/(√d(1+λK)); read literally at d={m.d}, K={m.K}, λ={m.lambda_w:g}: {value:.4f}"
+    )
+
+
+def _appendix_w_norm(preset: str) -> str:
+    """Our reading of the appendix's formula, λ_app = λ/d, at the instance of ``preset``."""
+    m = _gufm(preset)
+    value = 1 / (math.sqrt(m.d) * (1 + m.lambda_w / m.d * m.K))
+    return (
+        f"our reading, λ_app = λ/d: 1/(√d(1+λK/d)) = {value:.7f} (our arithmetic, not a number "
+        "the paper prints)"
+    )
+
+
+#: why the appendix's λ is read as ours divided by d
+_WHY_LAMBDA_APP = (
+    "The appendix prints ‖w_k‖ = 1/(√d(1+λK)) and gives no number; read literally at the paper's "
+    "weight decay λ = 0.005 (d = 16, K = 4) it is 0.2451. nclab minimises loss + (λ/2)‖W‖² with "
+    "the loss averaged over samples and features of norm √d (what an optimiser's weight decay "
+    "0.005 minimises): its exact optimum is 1/(√d(1+λK/d)) = 0.2497, the printed formula with "
+    "λ_app = λ/d, i.e. the appendix's proof normalises the regulariser by d (its objective (8) "
+    "is not legible in our copy, so the factor is inferred by matching the two formulas, and "
+    "checked against projected gradient descent). The paper value shown is therefore our "
+    "arithmetic; the literal formula is listed beside it."
+)
 
 CLAIMS: list[Claim] = [
     Claim(
@@ -55,8 +90,9 @@ CLAIMS: list[Claim] = [
         paper=PAPER,
         where="Appendix, proof of Lemma 4.1 (MSE)",
         claim="The GUFM with MSE loss is minimised by collapsed features forming an orthogonal "
-        "frame on the LayerNorm sphere, with ‖w_k‖ = 1/(√d(1+λ_app K)) (appendix "
-        "normalisation, λ_app = λ/d); needs d >= K+1.",
+        "frame on the LayerNorm sphere, with ‖w_k‖ = 1/(√d(1+λK)) as the appendix prints it, "
+        "which we read with λ_app = λ/d (our normalisation: ‖w_k‖ = 1/(√d(1+λK/d))); needs "
+        "d >= K+1.",
         runs={"main": RunSpec(EXP, quick="gufm-mse", full="gufm-mse", no_paper=_PROOF_ONLY)},
         measured={
             "objective": "objective",
@@ -68,10 +104,13 @@ CLAIMS: list[Claim] = [
             "||w_k||": "theory_norms.w_norm",
             "||w_k|| (appendix formula, λ_app = λ/d)": "theory.w_norm_appendix_formula",
         },
-        paper_values={"||w_k||": _appendix_w_norm("gufm-mse")},
+        paper_values={
+            "||w_k|| (appendix formula as printed)": _appendix_w_norm_printed("gufm-mse"),
+            "||w_k||": _appendix_w_norm("gufm-mse"),
+        },
         checks=[
-            at_most("objective_gap", 1e-6),
-            at_most("norm_gaps.w_norm", 1e-6),
+            at_most("objective_gap", 1e-6, ours=EXACT),
+            at_most("norm_gaps.w_norm", 1e-6, ours=EXACT),
             sanity(
                 Check(
                     "||w_k|| equals the appendix formula",
@@ -82,10 +121,14 @@ CLAIMS: list[Claim] = [
                     name="w_norm-appendix-formula",
                 )
             ),
-            *[at_most(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_of", "nc2_w_of", "nc3_of")],
+            *[
+                at_most(f"metrics.{k}", 1e-6, ours=EXACT)
+                for k in ("nc1", "nc2_of", "nc2_w_of", "nc3_of")
+            ],
         ],
         quick_seconds=36,
         full_seconds=30,
+        note=_WHY_LAMBDA_APP,
     ),
     Claim(
         id="sukenik/gufm-ce",
@@ -102,19 +145,25 @@ CLAIMS: list[Claim] = [
         theory={"objective": "theory_objective", "||w_k||": "theory_norms.w_norm"},
         paper_values={"structure": "simplex ETF (NC1-NC3)"},
         checks=[
-            at_most("objective_gap", 1e-6),
-            at_most("norm_gaps.w_norm", 1e-6),
-            *[at_most(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")],
+            at_most("objective_gap", 1e-6, ours=EXACT),
+            at_most("norm_gaps.w_norm", 1e-6, ours=EXACT),
+            *[
+                at_most(f"metrics.{k}", 1e-6, ours=EXACT)
+                for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")
+            ],
         ],
         quick_seconds=14,
         full_seconds=10,
     ),
     Claim(
         id="sukenik/ufm-ce",
-        paper=PAPER,
-        where="Appendix (the regularised UFM-CE it reduces the GUFM-CE to)",
-        claim="The regularised cross-entropy UFM (Zhu et al. 2021, Thm 3.1) is minimised by a "
-        "simplex ETF with W = √(nλ_H/λ_W) H̄ᵀ, norms from its scalar equation.",
+        paper=ZHU,
+        where="Zhu et al. (NeurIPS 2021), Theorem 3.1, which Súkeník et al.'s appendix cites to "
+        "reduce the GUFM-CE to the regularised UFM-CE",
+        claim="Zhu et al.'s theorem (2021, Thm 3.1), not a result of Súkeník et al.: the "
+        "regularised cross-entropy UFM is minimised by a simplex ETF with W = √(nλ_H/λ_W) H̄ᵀ, "
+        "norms from its scalar equation. Súkeník et al.'s appendix uses it for the GUFM-CE "
+        "(sukenik/gufm-ce); the claim is listed here because that proof rests on it.",
         runs={"main": RunSpec(EXP, quick="ufm-ce", full="ufm-ce", no_paper=_PROOF_ONLY)},
         measured={
             "objective": "objective",
@@ -129,10 +178,13 @@ CLAIMS: list[Claim] = [
         },
         paper_values={"structure": "simplex ETF (NC1-NC3)"},
         checks=[
-            at_most("objective_gap", 1e-6),
-            at_most("norm_gaps.w_norm", 1e-6),
-            at_most("norm_gaps.h_norm", 1e-6),
-            *[at_most(f"metrics.{k}", 1e-6) for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")],
+            at_most("objective_gap", 1e-6, ours=EXACT),
+            at_most("norm_gaps.w_norm", 1e-6, ours=EXACT),
+            at_most("norm_gaps.h_norm", 1e-6, ours=EXACT),
+            *[
+                at_most(f"metrics.{k}", 1e-6, ours=EXACT)
+                for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")
+            ],
         ],
         quick_seconds=18,
         full_seconds=10,

@@ -12,6 +12,7 @@ ResNet18 claims (``resnet18-*``) are in :mod:`.tirer_bruna_resnet`.
 from __future__ import annotations
 
 from ...experiments.catalog import get_experiment
+from ...experiments.ufm.summary import REACHED_GAP
 from ..checks import Check, Equals, at_most
 from ..registry import Claim, RunSpec
 
@@ -20,8 +21,29 @@ EXP = "ufm"
 ZERO = "-> 0 (plotted)"
 
 
-def _metric_checks(prefix: str, keys: tuple[str, ...], tol: float = 1e-6) -> list[Check]:
-    return [at_most(f"metrics.{prefix}{k}", tol) for k in keys]
+#: why 1e-6: the theorems' minimisers are closed forms, so the tolerance is numerical
+EXACT = (
+    "the theorem's closed form is exact; 1e-6 is our numerical tolerance for float64 gradient "
+    "descent reaching it (the paper plots the metrics going to zero, no number)"
+)
+#: why points near a threshold or kink are held to 1e-4 only
+SLOW = (
+    "near the threshold (kink) the minimiser's curvature vanishes and GD converges slowly; "
+    "1e-4 is our tolerance there, the points away from it are held to 1e-6"
+)
+#: why the ReLU model's metrics are held to the fourth root of the gap tolerance
+QUARTIC = (
+    f"derived from the objective tolerance, not from a run: at a relative objective gap "
+    f"{REACHED_GAP:g}, a loss that grows at least quartically away from its minimiser set (as the "
+    f"ReLU model's does along its flat directions: its metrics converge sublinearly, docs/ufm.md) "
+    f"allows distances up to gap^(1/4) = {REACHED_GAP**0.25:.3g} (constant 1, ours)"
+)
+
+
+def _metric_checks(
+    prefix: str, keys: tuple[str, ...], tol: float = 1e-6, why: str = EXACT
+) -> list[Check]:
+    return [at_most(f"metrics.{prefix}{k}", tol, ours=why) for k in keys]
 
 
 OF = ("nc1", "nc2_of", "nc2_w_of", "nc3_of")
@@ -58,9 +80,9 @@ def _plain(
         theory={"objective": "theory_objective", **{k: f"theory_norms.{k}" for k in norms}},
         paper_values={k: ZERO for k in keys},
         checks=[
-            at_most("objective_gap", 1e-6, "relative objective gap"),
+            at_most("objective_gap", 1e-6, "relative objective gap", ours=EXACT),
             *_metric_checks("", keys),
-            *[at_most(f"norm_gaps.{k}", 1e-6) for k in norms],
+            *[at_most(f"norm_gaps.{k}", 1e-6, ours=EXACT) for k in norms],
         ],
         quick_seconds=quick_s,
         full_seconds=full_s,
@@ -79,18 +101,35 @@ def _extended(
     metric_tol: float,
     gap_tol: float,
     note: str = "",
+    seeds: int = 3,
+    reach: bool = False,
 ) -> Claim:
     last = "A1" if relu else "Z1"
     keys = ("nc1", "nc2_of", "nc2_w_of", "nc3_of")
     norms = ("sigma_W2", "sigma_A1") if relu else ("sigma_W2", "sigma_W1", "sigma_H", "sigma_Z1")
+    why = QUARTIC if metric_tol > 1e-6 else EXACT
     checks = [
-        at_most("objective_gap", gap_tol, "relative objective gap"),
-        at_most(f"metrics.{last}.nc1", 1e-6),
-        *_metric_checks(f"{last}.", keys[1:], metric_tol),
-        *[at_most(f"norm_gaps.{k}", max(gap_tol, 1e-6)) for k in norms],
+        at_most("objective_gap", gap_tol, "relative objective gap", ours=EXACT),
+        at_most(f"metrics.{last}.nc1", 1e-6, ours=EXACT),
+        *_metric_checks(f"{last}.", keys[1:], metric_tol, why),
+        *[at_most(f"norm_gaps.{k}", metric_tol, ours=why) for k in norms],
     ]
+    if reach:
+        checks.insert(
+            0,
+            Equals(
+                f"GD from the paper's initialisation reaches the closed-form minimiser of Theorem "
+                f"4.2 (relative objective gap <= {REACHED_GAP:g}), counted per seed",
+                path="reached_minimiser",
+                expected=True,
+                name="reached-minimiser",
+            ),
+        )
     if not relu:
-        checks += [at_most("metrics.H1.nc1", 1e-6), at_most("metrics.H1.nc2_of", 1e-6)]
+        checks += [
+            at_most("metrics.H1.nc1", 1e-6, ours=EXACT),
+            at_most("metrics.H1.nc2_of", 1e-6, ours=EXACT),
+        ]
     feat = "σ(W1H1)" if relu else "W1H1 and H1"
     return Claim(
         id=f"tirer-bruna/{fig}-{'relu' if relu else 'linear'}",
@@ -99,9 +138,10 @@ def _extended(
         claim=f"Plain GD on the {'ReLU' if relu else 'linear'} extended UFM ({setting}) reaches "
         f"the minimiser of Theorem {'4.2' if relu else '4.1'}: {feat} collapse to an "
         f"orthogonal frame aligned with W2, singular values from the quartic.",
-        runs={"main": RunSpec(EXP, quick=quick, full=full)},
+        runs={"main": RunSpec(EXP, quick=quick, full=full, seeds=seeds, full_seeds=seeds)},
         measured={
             "objective": "objective",
+            **({"seeds reaching the minimiser": "seeds_reaching_minimiser"} if reach else {}),
             **{f"{last} {k}": f"metrics.{last}.{k}" for k in keys},
             "H1 nc1": "metrics.H1.nc1",
             "H1 nc2_of": "metrics.H1.nc2_of",
@@ -210,11 +250,18 @@ def _bias_checks(ends: str) -> list:
             expected=True,
             name="nc2-w-etf-rises",
         ),
-        at_most("objective_gap_off_kink", 1e-6, "relative gap at points with |μ/c - 1| >= 0.1"),
-        at_most("objective_gap", 1e-4, "relative gap at every point"),
-        at_most("metric_gap_off_kink", 1e-6, "|NC metric - closed form| off the kink"),
-        at_most(f"{ends}.etf.nc2_w_etf", 1e-6, "NC2^ETF of W at the smallest λ_b"),
-        at_most(f"{ends}.etf.rho_gap_thm32", 1e-6, "ρ at the smallest λ_b vs Theorem 3.2"),
+        at_most(
+            "objective_gap_off_kink",
+            1e-6,
+            "relative gap at points with |μ/c - 1| >= 0.1",
+            ours=EXACT,
+        ),
+        at_most("objective_gap", 1e-4, "relative gap at every point", ours=SLOW),
+        at_most("metric_gap_off_kink", 1e-6, "|NC metric - closed form| off the kink", ours=EXACT),
+        at_most(f"{ends}.etf.nc2_w_etf", 1e-6, "NC2^ETF of W at the smallest λ_b", ours=EXACT),
+        at_most(
+            f"{ends}.etf.rho_gap_thm32", 1e-6, "ρ at the smallest λ_b vs Theorem 3.2", ours=EXACT
+        ),
         Check(
             "at the largest λ_b NC2^OF is below NC2^ETF of W by 0.4",
             path=f"{ends}.of.nc2_of",
@@ -320,18 +367,23 @@ CLAIMS: list[Claim] = [
     _extended(
         "fig5",
         True,
-        "tb-fig5-relu-quick",
+        "tb-fig5-relu",
         "tb-fig5-relu",
         "§6 Fig. 5, Theorem 4.2",
         _FIG5,
-        15,
-        100,
-        3e-2,
-        1e-4,
-        note="The ReLU model converges sublinearly in this setting: the objective gap falls "
-        "below 1e-6 only after ~5e5 steps and NC2^OF of σ(W1H1), W2 and NC3 are still "
-        "~1e-3 at 6e5 steps (the checks allow 3e-2 and a 1e-4 gap); with other seeds "
-        "GD can stop at a spurious local minimum (docs/ufm.md).",
+        120,
+        120,
+        REACHED_GAP**0.25,
+        REACHED_GAP,
+        note="The paper plots one GD run per setting (§6: 'we tune a gradient descent scheme to "
+        "reach a global minimizer'); we run 8 seeds of its initialisation (N(0,1) x 0.1, step "
+        "0.1, 600 000 steps) and count those that reach Theorem 4.2's closed form "
+        "(reached-minimiser, k/8): in our runs some seeds stall at spurious minima a few "
+        "percent above it (docs/ufm.md). The ReLU model converges sublinearly: NC2^OF of "
+        "σ(W1H1), W2 and NC3 are ~1e-3 at 6e5 steps on the seeds that reach it; they are held "
+        "to the gap tolerance's fourth root (0.032), the objective gap to 1e-6.",
+        seeds=8,
+        reach=True,
     ),
     _extended(
         "fig9",
@@ -384,10 +436,13 @@ CLAIMS: list[Claim] = [
         paper_values={"collapse threshold": "K√(nλ_Hλ_W) = 1"},
         checks=[
             at_most(
-                "objective_gap_off_threshold", 1e-6, "relative gap at points with |c - 1| >= 0.1"
+                "objective_gap_off_threshold",
+                1e-6,
+                "relative gap at points with |c - 1| >= 0.1",
+                ours=EXACT,
             ),
-            at_most("objective_gap", 1e-4, "relative gap at every point"),
-            at_most("collapse_max", 1e-6, "NC metrics of the collapsed points"),
+            at_most("objective_gap", 1e-4, "relative gap at every point", ours=SLOW),
+            at_most("collapse_max", 1e-6, "NC metrics of the collapsed points", ours=EXACT),
         ],
         quick_seconds=10,
         full_seconds=75,

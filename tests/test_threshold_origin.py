@@ -1,0 +1,55 @@
+"""Thresholds we chose are marked as ours, with the reason, and the reports say so (issue 26)."""
+
+import pytest
+
+from nclab.errors import ConfigError
+from nclab.report.views import check_cell, threshold_origin
+from nclab.reproduce.checks import Check, Ratio, at_most, fixed_threshold
+from nclab.reproduce.registry import select
+
+#: the claims whose thresholds issue 26 repaired: every fixed-value statement check says where
+#: its number comes from
+REPAIRED = (
+    "jacot/fig1-mlp",
+    "tirer-bruna/fig5-relu",
+    "tirer-bruna/fig2-*",
+    "tirer-bruna/fig9-*",
+    "sukenik/gufm-*",
+    "sukenik/ufm-ce",
+    "feature-collapse/no-weight-decay",
+    "feature-collapse/fig4b-vs-fig4c",
+    "feature-collapse/a4-gpt-lm",
+)
+
+
+def test_repaired_claims_say_whose_threshold():
+    missing = [
+        f"{c.id}:{k.name}"
+        for c in select(REPAIRED)
+        for k in c.checks
+        if k.kind == "statement" and fixed_threshold(k) and not (k.ours or k.source)
+    ]
+    assert missing == []
+
+
+def test_ours_and_source_exclude_each_other():
+    with pytest.raises(ConfigError, match="not both"):
+        Check("x <= 1", path="x", value=1.0, ours="a reason", source="Fig. 1")
+
+
+def test_fixed_threshold():
+    assert fixed_threshold(at_most("x", 1.0))
+    assert fixed_threshold(Ratio("a / b < 2", "a", "b", 2.0))
+    assert not fixed_threshold(Check("a <= b", path="a", ref="b"))
+
+
+def test_outcome_and_report_carry_the_reason():
+    chk = at_most("x", 0.1, ours="our tolerance")
+    out = chk.evaluate({"main": {"x": 0.5}})
+    assert out["ours"] == "our tolerance" and out["passed"] is False
+    assert threshold_origin(out) == "threshold ours: our tolerance"
+    assert check_cell(out)[2] == "0.5 (threshold 0.1, ours)"
+    paper = at_most("x", 0.1, source="Fig. 3")
+    assert (
+        threshold_origin(paper.evaluate({"main": {"x": 0.0}})) == "threshold: the paper's (Fig. 3)"
+    )
