@@ -12,6 +12,11 @@ from ...config import Config
 from ...errors import ConfigError
 from ..common.config import ExperimentConfig
 
+#: a seed "reached the minimiser" when its objective is within this relative gap of the closed
+#: form's (float64 GD's tolerance for every Tirer & Bruna claim; a spurious minimum of the ReLU
+#: model sits percents above it, docs/ufm.md)
+REACHED_GAP = 1e-6
+
 
 class InitConfig(Config):
     """Std of the N(0, std²) initialisation: classifier, hidden layers, features, bias."""

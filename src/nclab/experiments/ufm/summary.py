@@ -13,7 +13,7 @@ from typing import Any
 
 from ...models.ufm import BatchedUFM
 from ..common.seeds import mean, worst
-from .config import describe, threshold_lambda
+from .config import REACHED_GAP, describe, threshold_lambda
 from .measure import expected_zero, measured_norms, rel_gap, theory_norms
 
 #: grid points this close to the threshold (|criticality - 1| below it) converge slowly (the
@@ -43,12 +43,6 @@ def _norms(cfg, model: BatchedUFM, probs: list[dict]) -> tuple[list[dict], list[
     measured = [measured_norms(model, feats, b) for b in range(model.B)]
     theory = [theory_norms(cfg, p["pred"]) for p in probs]
     return measured, theory
-
-
-#: a seed "reached the minimiser" when its objective is within this relative gap of the closed
-#: form's (float64 GD's tolerance for every Tirer & Bruna claim; a spurious minimum of the ReLU
-#: model sits percents above it, docs/ufm.md)
-REACHED_GAP = 1e-6
 
 
 def reached(gap: float | None) -> bool | None:

@@ -7,12 +7,14 @@ and judges the summary against the closed forms of :mod:`nclab.theory` (``theory
 and the norms / singular values. The paper reports curves, not numbers: its "values" are the
 statements that every metric goes to zero and that GD reaches the global minimiser. The
 ResNet18 claims (``resnet18-*``) are in :mod:`.tirer_bruna_resnet`.
+
+Length: one claim per figure of the paper, each with its checks and their thresholds' origin.
 """
 
 from __future__ import annotations
 
 from ...experiments.catalog import get_experiment
-from ...experiments.ufm.summary import REACHED_GAP
+from ...experiments.ufm.config import REACHED_GAP
 from ..checks import Check, Equals, at_most
 from ..registry import Claim, RunSpec
 
@@ -104,6 +106,11 @@ def _extended(
     seeds: int = 3,
     reach: bool = False,
 ) -> Claim:
+    """An extended-UFM figure's claim (Figs. 5 and 9): the objective at the closed form's, the
+    last level's metrics and the norms at theirs; ``reach`` counts the seeds that reach the
+    minimiser.
+
+    Length: one claim's checks, each with where its threshold comes from."""
     last = "A1" if relu else "Z1"
     keys = ("nc1", "nc2_of", "nc2_w_of", "nc3_of")
     norms = ("sigma_W2", "sigma_A1") if relu else ("sigma_W2", "sigma_W1", "sigma_H", "sigma_Z1")
