@@ -5,6 +5,9 @@ Quick presets train on MNIST-1D on a CPU (each well under a minute of CPU time);
 paper's MNIST settings on a GPU (MNIST files from ``data.data_dir`` or ``$NCLAB_DATA_DIR``). The
 checks are the paper's qualitative directions with margins; derived quantities are defined in
 :mod:`nclab.experiments.linear_head.summary`.
+
+Length: one claim per figure and theorem of the paper, each check with its threshold's origin
+(ours with the reason, or the paper's place).
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ and the norms against the theorems' predictions (``theory.*`` keys, from ``fc-th
 checks several claims share are built by the helpers below (:func:`below_untrained` also serves
 the appendix's claims, :mod:`.laurent_appendix`). What the paper reports is read from its one
 home, the experiment's ``PAPER`` (:mod:`nclab.experiments.feature_collapse.presets`).
+
+Length: one claim per figure of the paper, each check with its threshold's origin (ours
+with the reason, or the paper's place).
 """
 
 from __future__ import annotations
