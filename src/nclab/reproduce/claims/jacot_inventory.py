@@ -23,6 +23,22 @@ NC1_FACTOR = 2.0
 #: 1 / this of its value at the shallowest (ours; the min over layers falls by more, Fig. 3)
 NEGATIVITY_FACTOR = 1.25
 
+#: why NC3's level and factor are ours
+NC3_WHY = (
+    "§6 says the collapse is reached during training, with no level for NC3; a mean cosine "
+    "within 0.1 of 1 and a 2x fall of 1 - NC3 are our reading of 'reached'"
+)
+#: why NC1's factor is ours
+NC1_WHY = (
+    "§6: NC1 'does not have a strong dependence' on the number of layers, no number; within 2x "
+    "either way is our reading of 'not strong'"
+)
+#: why the negativity factor is ours
+NEGATIVITY_WHY = (
+    "Fig. 3 shows the last layer's negativity kept at every depth, no number; at most a 1.25x "
+    "fall from the shallowest to the deepest L1 is our reading of 'kept'"
+)
+
 
 def _figure(cid: str) -> Claim:
     return next(c for c in FIGURE_CLAIMS if c.id == cid)
@@ -66,6 +82,7 @@ CLAIMS = [
                 "<=",
                 NC3_GAP,
                 name="nc3-reached",
+                ours=NC3_WHY,
             ),
             Ratio(
                 "1 - NC3 falls more than 2x over training",
@@ -73,6 +90,7 @@ CLAIMS = [
                 "derived.nc3_gap_last_start",
                 0.5,
                 name="nc3-rises",
+                ours=NC3_WHY,
             ),
         ],
         note="§6 measures NC3 as 'the average cosine angle between the rows of a weight matrix "
@@ -98,6 +116,7 @@ CLAIMS = [
                 "by_depth.1.nc1_last",
                 NC1_FACTOR,
                 name="nc1-5-not-above-1",
+                ours=NC1_WHY,
             ),
             Ratio(
                 f"NC1 of Z_(L-1) at L2 = 1 below {NC1_FACTOR:g}x that at L2 = 5",
@@ -105,6 +124,7 @@ CLAIMS = [
                 "by_depth.5.nc1_last",
                 NC1_FACTOR,
                 name="nc1-1-not-above-5",
+                ours=NC1_WHY,
             ),
         ],
         note="'not a strong dependence' read as within a factor of 2 either way (ours). The "
@@ -134,6 +154,7 @@ CLAIMS = [
                 "by_depth.12.negativity_last",
                 NEGATIVITY_FACTOR,
                 name="last-kept-with-depth",
+                ours=NEGATIVITY_WHY,
             ),
         ],
         note="'significant' read as at least the mean negativity of the nonlinear layers at "

@@ -6,6 +6,9 @@ and the norms against the theorems' predictions (``theory.*`` keys, from ``fc-th
 checks several claims share are built by the helpers below (:func:`below_untrained` also serves
 the appendix's claims, :mod:`.laurent_appendix`). What the paper reports is read from its one
 home, the experiment's ``PAPER`` (:mod:`nclab.experiments.feature_collapse.presets`).
+
+Length: one claim per figure of the paper, each check with its threshold's origin (ours
+with the reason, or the paper's place).
 """
 
 from __future__ import annotations
@@ -121,6 +124,10 @@ _NORM_FOLLOWS_FREQUENCY = Check(
     op=">=",
     value=0.8,
     name="norm-frequency-spearman",
+    ours=(
+        "Theorem 2 and Fig. 4a show frequent words getting larger embeddings, no correlation; "
+        "Spearman >= 0.8 is our reading of 'the norm increases with frequency' over the words"
+    ),
 )
 
 

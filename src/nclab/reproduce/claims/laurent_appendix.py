@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..checks import Check
 from ..registry import Claim, RunSpec, Variant, paper_overrides
-from .laurent import PAPER, below_untrained
+from .laurent import COLLAPSED, PAPER, below_untrained
 
 TF = "fc-transformer"
 CFG = "fc-grammar"
@@ -22,6 +22,16 @@ EMB_NC1_MAX = 0.1  # trace ratio of the word embeddings grouped by concept
 UNTRAINED_RATIO = 0.01  # trained / untrained trace ratio, word embeddings
 LEVEL_NC1_MAX = 0.1  # every grammar level
 LEVEL_RATIO = 0.1  # every grammar level: trained / untrained
+#: why the transformers of A.3 are held to 99 % test accuracy
+A3_ACC = (
+    "App. A.3 reports no accuracy (it shows the embeddings only); 99 % is our check that the "
+    "transformer learned the task, as the main text's networks reach 100 % on it"
+)
+#: why the grammar network of A.5 is held to 90 % test accuracy
+A5_ACC = (
+    "App. A.5 reports no accuracy, only the levels' collapse; 90 % is our floor for a network "
+    "that has learned the grammar task before its representations are judged"
+)
 
 
 def _embedding_checks() -> list:
@@ -71,7 +81,14 @@ def _a3(freq: str, fig: str) -> Claim:
         measured={"test accuracy": "test_acc", **_MEASURED},
         paper_values={"collapse": "word embeddings collapse by concept (figure)"},
         checks=[
-            Check("test accuracy >= 99 %", path="test_acc", op=">=", value=0.99, name="test-acc"),
+            Check(
+                "test accuracy >= 99 %",
+                path="test_acc",
+                op=">=",
+                value=0.99,
+                name="test-acc",
+                ours=A3_ACC,
+            ),
             *_embedding_checks(),
         ],
         quick_seconds=85,
@@ -137,13 +154,21 @@ CLAIMS: list[Claim] = [
         },
         paper_values={"collapse": "each level collapses by its latent symbol (figure)"},
         checks=[
-            Check("test accuracy >= 90 %", path="test_acc", op=">=", value=0.9, name="test-acc"),
+            Check(
+                "test accuracy >= 90 %",
+                path="test_acc",
+                op=">=",
+                value=0.9,
+                name="test-acc",
+                ours=A5_ACC,
+            ),
             Check(
                 f"every level's NC1 (tr ratio by latent symbol) <= {LEVEL_NC1_MAX}",
                 path="max_level_nc1_trace",
                 op="<=",
                 value=LEVEL_NC1_MAX,
                 name="level-nc1",
+                ours=COLLAPSED,
             ),
             Check(
                 f"every level's NC1 < {LEVEL_RATIO} x the untrained network's",
@@ -151,6 +176,7 @@ CLAIMS: list[Claim] = [
                 op="<",
                 value=LEVEL_RATIO,
                 name="level-nc1-vs-untrained",
+                ours=COLLAPSED,
             ),
         ],
         quick_seconds=10,

@@ -195,6 +195,26 @@ CLAIMS: list[Claim] = [
 #: a metric "falls as a power law" when its log-log slope against depth is at most this (the
 #: paper's Figure 1 shows slopes of about -1/3 for NC1, NC2 of W_L and NC3)
 SLOPE = -0.1
+#: why the slope bound is -0.1
+SLOPE_WHY = (
+    "the paper reports slopes near -1/3 but states no bound; -0.1 is our reading of 'falls as a "
+    "power law': a clearly negative slope, loose enough for the quick sweeps' few depths"
+)
+#: why NC1's Spearman correlation with depth is held to -0.9
+MONOTONE_WHY = (
+    "the paper shows NC1 falling with depth without a number; Spearman <= -0.9 is our reading "
+    "of 'monotone', allowing one swapped pair of neighbouring depths"
+)
+#: why the gap ratio is 0.8
+GAP_WHY = (
+    "the main result says the gap to the GUFM optimum vanishes as L grows, with no rate; a 20 % "
+    "fall from the shallowest to the deepest network is our reading of 'shrinks'"
+)
+#: why the constant-λ slopes must be flatter by 0.05
+FLATTER_WHY = (
+    "the appendix shows no improvement with depth at constant λ, no number; 0.05 in log-log "
+    "slope is our margin for 'flatter' beyond the seeds' noise"
+)
 #: the paper's three metrics as the depth claims judge them: summary key, label
 PAPER_METRICS = (
     ("nc1", "NC1"),
@@ -210,6 +230,7 @@ def _slope_check(key: str, label: str, alias: str = "main", bound: float = SLOPE
         "<=",
         bound,
         name=f"{key.replace('_', '-')}-slope",
+        ours=SLOPE_WHY,
     )
 
 
@@ -225,6 +246,7 @@ def _depth_checks(gap_ratio: float = 0.8) -> list[Check]:
             "<=",
             -0.9,
             name="nc1-monotone",
+            ours=MONOTONE_WHY,
         ),
         Check(
             f"the gap to the GUFM optimum shrinks (deepest/shallowest, median over seeds <= "
@@ -233,6 +255,7 @@ def _depth_checks(gap_ratio: float = 0.8) -> list[Check]:
             "<=",
             gap_ratio,
             name="gap-shrinks",
+            ours=GAP_WHY,
         ),
     ]
 
@@ -418,6 +441,7 @@ def _differ(key: str, label: str, margin: float) -> Check:
         ref=f"main:slopes.{key}.mean",
         margin=margin,
         name=f"{key.replace('_', '-')}-flatter",
+        ours=FLATTER_WHY,
     )
 
 
@@ -451,6 +475,7 @@ CLAIMS += [
                 ">",
                 SLOPE,
                 name="const-nc1-flat",
+                ours=SLOPE_WHY,
             ),
             *[_differ(k, label, 0.05) for k, label in PAPER_METRICS],
         ],
@@ -514,6 +539,7 @@ CLAIMS += [
                 "<=",
                 0.0,
                 name="deeper-no-worse",
+                source="Appendix, proof of the main result (L*_L' <= L*_L: no higher)",
             ),
         ],
         quick_seconds=79,

@@ -42,6 +42,19 @@ QUARTIC = (
 )
 
 
+#: why Theorem 5.1's checks have these tolerances
+FINITE_N = (
+    "Theorem 5.1 states the n -> infinity limit and the 1/sqrt(n) rate only (no experiment); "
+    "the tolerance is ours, for a fit over the sweep's few n and for the largest finite n, "
+    "where the 1/sqrt(n) gap is still a few percent"
+)
+#: why the largest λ_b is held to these distances from Theorem 3.1's orthogonal frame
+LARGE_BIAS = (
+    "Theorem 3.1 holds in the limit λ_b -> infinity; the largest λ_b of the sweep is finite, so "
+    "the margin and the tolerance to the limit's frame are ours"
+)
+
+
 def _metric_checks(
     prefix: str, keys: tuple[str, ...], tol: float = 1e-6, why: str = EXACT
 ) -> list[Check]:
@@ -166,8 +179,12 @@ def _extended(
 def _fixed_features_checks(big: str) -> list:
     """Theorem 5.1's checks on the largest n and on the rate."""
     return [
-        Check("gap slope <= -0.4", path="slope", op="<=", value=-0.4, name="slope-max"),
-        Check("gap slope >= -0.6", path="slope", op=">=", value=-0.6, name="slope-min"),
+        Check(
+            "gap slope <= -0.4", path="slope", op="<=", value=-0.4, name="slope-max", ours=FINITE_N
+        ),
+        Check(
+            "gap slope >= -0.6", path="slope", op=">=", value=-0.6, name="slope-min", ours=FINITE_N
+        ),
         Check(
             "√n · gap at the largest n within 15 % of the theory's constant",
             path="gap_constant_ratio",
@@ -175,8 +192,14 @@ def _fixed_features_checks(big: str) -> list:
             value=1.0,
             rtol=0.15,
             name="gap-constant",
+            ours=FINITE_N,
         ),
-        at_most(f"{big}.scale_gap", 5e-3, "relative error of the scale of Ŵ_n (largest n)"),
+        at_most(
+            f"{big}.scale_gap",
+            5e-3,
+            "relative error of the scale of Ŵ_n (largest n)",
+            ours=FINITE_N,
+        ),
         Check(
             "Ŵ_n tends to a W*, not to W*: ‖Ŵ_n - W*‖/‖W*‖ ≈ 1 - a (10 %)",
             path=f"{big}.gap_to_w_star",
@@ -184,9 +207,10 @@ def _fixed_features_checks(big: str) -> list:
             ref="limit_gap_to_w_star",
             rtol=0.1,
             name="attenuation",
+            ours=FINITE_N,
         ),
-        at_most(f"{big}.nc2_w_of", 0.02, "NC2^OF of Ŵ_n (largest n)"),
-        at_most(f"{big}.nc3_of", 0.05, "NC3^OF of Ŵ_n and H̄ (largest n)"),
+        at_most(f"{big}.nc2_w_of", 0.02, "NC2^OF of Ŵ_n (largest n)", ours=FINITE_N),
+        at_most(f"{big}.nc3_of", 0.05, "NC3^OF of Ŵ_n and H̄ (largest n)", ours=FINITE_N),
         Check(
             "the features stay non-collapsed: NC1 ≈ (K-1)σ_e²/ρ (10 %)",
             path=f"{big}.nc1",
@@ -194,6 +218,7 @@ def _fixed_features_checks(big: str) -> list:
             ref="limit_nc1",
             rtol=0.1,
             name="nc1-features",
+            ours=FINITE_N,
         ),
     ]
 
@@ -276,8 +301,14 @@ def _bias_checks(ends: str) -> list:
             ref=f"{ends}.of.nc2_w_etf",
             margin=-0.4,
             name="of-end",
+            ours=LARGE_BIAS,
         ),
-        at_most(f"{ends}.of.rho_mean_gap_thm31", 0.02, "ρ_mean at the largest λ_b vs Thm 3.1's ρ"),
+        at_most(
+            f"{ends}.of.rho_mean_gap_thm31",
+            0.02,
+            "ρ_mean at the largest λ_b vs Thm 3.1's ρ",
+            ours=LARGE_BIAS,
+        ),
     ]
 
 

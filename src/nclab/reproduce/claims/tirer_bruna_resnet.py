@@ -16,6 +16,14 @@ from ..checks import Check, Ratio, interpolates
 from ..registry import Claim, RunSpec, Variant, paper_overrides
 from .tirer_bruna import PAPER
 
+#: why the network's features must fall to 0.8x
+FALLS = (
+    "§6 / Fig. 5 shows the penultimate features' frame distance falling over training, no "
+    "number; a 20 % fall is our reading of 'falls' for the short quick training"
+)
+#: where the two levels' order and the shared frame are stated
+LEVELS = "§6, Fig. 5 (right panels) and App. G, Fig. 10: the second level collapses more"
+
 
 def _resnet_checks(mse: bool) -> list:
     """The frame of W (network and extended UFM), the fall of the features' own frame distance,
@@ -39,6 +47,7 @@ def _resnet_checks(mse: bool) -> list:
             den=f"net.start.second.{falls}",
             below=0.8,
             name="net-falls",
+            ours=FALLS,
         ),
         Ratio(
             "ResNet18: the second level collapses more (NC1 of H2 / NC1 of H1 < 1)",
@@ -46,6 +55,7 @@ def _resnet_checks(mse: bool) -> list:
             den="net.end.first.nc1",
             below=1.0,
             name="net-levels",
+            source=LEVELS + " (a ratio below 1)",
         ),
         Check(
             f"extended UFM: {label[ours]} < {label[other]} at the end",
@@ -60,6 +70,7 @@ def _resnet_checks(mse: bool) -> list:
             den="ufm.end.first.nc1",
             below=1.0,
             name="ufm-levels",
+            source=LEVELS + " (a ratio below 1)",
         ),
         Check(
             "network and extended UFM end closer to the same frame (every seed)",
@@ -67,6 +78,7 @@ def _resnet_checks(mse: bool) -> list:
             op=">=",
             value=1.0,
             name="same-frame",
+            source="§6, Fig. 5 (right panels): the network and the extended UFM end at the same frame (a flag per seed: 1 when they do)",
         ),
     ]
 
