@@ -21,7 +21,7 @@ import pytest
 
 from nclab.experiments.resnet_ufm.schema import UfmRun
 from nclab.experiments.schema import read_summary_versioned, validate_summary
-from nclab.reproduce import all_claims, lookup
+from nclab.reproduce import Equals, all_claims, lookup
 from nclab.reproduce.backends import Job, execute
 from nclab.reproduce.judge import MANIFEST, read_summaries
 from nclab.reproduce.plan import plan
@@ -185,9 +185,21 @@ def failing_summary(chk, summaries: dict) -> tuple[str, Any, dict] | None:
 
 
 def passing_summary(chk, summaries: dict) -> dict | None:
-    """A copy of ``summaries`` with one value ``chk`` reads changed so that ``chk`` passes."""
+    """A copy of ``summaries`` changed so that ``chk`` passes: an ``Equals`` with every path at
+    its expected value, else one value it reads perturbed or set to the check's own target (its
+    fixed value, or the value at its ``ref``: a tolerance window no perturbation hits)."""
+    if isinstance(chk, Equals):
+        trial = copy.deepcopy(summaries)
+        for path in chk.paths():
+            assign(trial, path, chk.expected)
+        return trial if chk.evaluate(trial)["passed"] else None
+    targets = [getattr(chk, "value", None)]
+    if getattr(chk, "ref", None) is not None:
+        targets.append(lookup(summaries, chk.ref))
     for path in chk.paths():
-        for v in perturbations(lookup(summaries, path)):
+        current = lookup(summaries, path)
+        candidates = [*perturbations(current), *(t for t in targets if t is not None)]
+        for v in candidates:
             trial = copy.deepcopy(summaries)
             assign(trial, path, v)
             if chk.evaluate(trial)["passed"]:
