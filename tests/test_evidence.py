@@ -160,3 +160,36 @@ def test_a_run_still_going_is_shown_where_it_stands_until_recorded(
     # a finished run is not "running"
     code, _, err = cli(["evidence", "add", "--running", str(done), "--ledger", str(led)], capsys)
     assert code == 2 and "has finished" in err
+
+
+def test_a_record_without_what_a_check_reads_judges_nothing(tmp_path, monkeypatch):
+    """A record made before its experiment's summary held a key a check reads is not judged
+    (never a failing check from a missing key): the scale says to re-run it."""
+    from nclab.reproduce import Check, Claim, RunSpec, registry, runner
+
+    demo = get_experiment("demo")
+    monkeypatch.setitem(demo.presets, "tiny", dict(TINY))
+    monkeypatch.setitem(demo.presets, "tiny-full", {**TINY, "train.epochs": 4})
+    done = tmp_path / "done"
+    run_experiment(demo, demo.config("tiny"), done, seeds=2, preset="tiny")
+    _clean(done)
+    led = tmp_path / "ledger"
+    Ledger(led).add(done)
+    claim = Claim(
+        id="demo/learns",
+        paper="nclab",
+        where="demo",
+        claim="x",
+        runs={"main": RunSpec("demo", "tiny", "tiny-full", seeds=2)},
+        measured={},
+        checks=[
+            Check("test accuracy above 10 %", "test_acc", ">=", 0.1),
+            Check("a key this record lacks", "derived.new_key", ">=", 0.0),
+        ],
+        check_paths=False,
+    )
+    monkeypatch.setattr(registry, "all_claims", lambda: [claim])
+    (res,) = runner.from_ledger([], out=tmp_path / "j", ledger=led)
+    quick = res.scales["quick"]
+    assert quick["verdict"] == "not run" and "predates derived.new_key" in quick["reason"]
+    assert res.verdict.startswith("not run: the record") and "re-run it" in res.headline

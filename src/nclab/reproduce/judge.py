@@ -47,6 +47,7 @@ from .summaries import lookup, lookup_std
 
 MANIFEST = "reproduce.json"
 RUNNING_WORD = "running: "  # the reason of a scale whose runs are still going
+PREDATES = "predates"  # a record made before its summary held what a check reads
 
 
 # --- one scale --------------------------------------------------------------------------------
@@ -191,6 +192,11 @@ def headline(claim: Claim, scales: Mapping[str, ScaleResult]) -> tuple[str, str,
         if going:
             return f"{NOT_RUN}: running", "", "; ".join(going)
         why = [scales[s].reason for s in order]
+        stale = [w for w in why if PREDATES in w]
+        if stale:  # say what to re-run rather than "needs GPU" for a larger scale
+            v = f"{NOT_RUN}: {stale[0]}"
+            gpu = "; needs a GPU at paper size" if NEEDS_GPU in why else ""
+            return v, "", v + gpu
         reason = NEEDS_GPU if NEEDS_GPU in why else next((w for w in why if w), "no run")
         v = reason if reason == NEEDS_GPU else f"{NOT_RUN}: {reason}"
         return v, "", v
@@ -279,7 +285,28 @@ def from_ledger(
         prov[alias] = {
             k: rec.provenance.get(k) for k in ("commit", "dirty", "started", "device", "seconds")
         }
+    missing = unread_paths(claim, summaries)
+    if missing:  # recorded before the summary had what a check reads: it judges nothing
+        alias = missing[0].split(":")[0] if ":" in missing[0] else next(iter(runs))
+        commit = (prov.get(alias, {}).get("commit") or "unknown")[:7]
+        why = f"the record ({commit}) {PREDATES} {missing[0]}: re-run it to judge"
+        res = not_run_scale(claim, scale, why)
+        res.runs, res.provenance = runs, prov
+        return res
     return judge_scale(claim, scale, summaries, runs, "ledger", prov)
+
+
+def unread_paths(claim: Claim, summaries: Summaries) -> list[str]:
+    """The paths the claim's checks read that ``summaries`` do not hold (a record made before
+    its experiment wrote them)."""
+    out = []
+    for chk in claim.checks:
+        for path in chk.paths():
+            try:
+                lookup(summaries, path)
+            except KeyError:
+                out.append(path)
+    return out
 
 
 def judge_variants(
