@@ -17,6 +17,13 @@ has no preset for is left out): ``"partial at medium size (embedding-nc1 fails 2
 seeds); reproduced at quick size; not run at paper size (about 2 h a run on CPU)"``. The
 result's top-level fields (verdict, checks, measured values, runs, figures, instance) are those of
 that largest scale; ``scales`` holds every scale's.
+
+The ledger's evidence at a scale is a record of each run (one that lacks a key a check reads
+judges nothing: "the record predates <key>"), else where a run still going stands ("running at
+paper size (...)"); a claim's variants are judged likewise and named after its verdict.
+
+Length: the scales, the headline across them and the ledger's three kinds of evidence (records,
+runs still going, variants) are one decision, read in one place.
 """
 
 from __future__ import annotations
