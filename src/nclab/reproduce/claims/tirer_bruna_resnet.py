@@ -132,7 +132,7 @@ def _resnet(mse: bool) -> Claim:
         checks=_resnet_checks(mse),
         variants=[_paper_weight_decay(f"tb-resnet18-mnist-{setting.split('-')[0]}-gpu")],
         quick_seconds=30,  # 24 s measured on an idle 2-core machine (ResNet18 + UFM)
-        medium_seconds=1800,
+        medium_seconds=120,  # 51 s for 3 seeds on 2 workers (recorded 2026-12-01, loaded machine)
         full_seconds=1800,
         note="H1 = layer4.0 (the output of the last stage's first block, average-pooled), "
         "H2 = fc:input (the penultimate features, σ(W1H1) of the model); the extended UFM at "
