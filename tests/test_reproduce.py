@@ -258,6 +258,23 @@ def test_ray_runs_one_job_like_local(tmp_path):
     assert ray["test_acc"] == local["test_acc"] and ray["layers"] == local["layers"]
 
 
+def test_one_run_left_trains_its_seeds_on_the_spare_workers(tmp_path):
+    """A reproduce with one run to make and 2 workers trains that run's seeds side by side (its
+    config's ``workers``, bookkeeping), with the numbers of one worker."""
+    from nclab.reproduce.backends import Job, execute
+
+    over = {"train.epochs": 2, "model.width": 16, "model.depth": 1, "log_every": 1}
+    runs = {
+        w: execute([Job.make("demo", None, tmp_path / f"w{w}", over, 2)], workers=w, progress=False)
+        for w in (1, 2)
+    }
+    assert not runs[1][0].get("failed") and not runs[2][0].get("failed"), runs
+    config = {w: (tmp_path / f"w{w}" / "config.toml").read_text() for w in (1, 2)}
+    assert "workers = 1" in config[1] and "workers = 2" in config[2]
+    seeds = {w: [s["test_acc"] for s in runs[w][0]["per_seed"]] for w in (1, 2)}
+    assert seeds[1] == seeds[2] and len(seeds[1]) == 2
+
+
 @pytest.mark.slow
 def test_sweep_local_equals_ray(tmp_path, capsys):
     pytest.importorskip("ray")

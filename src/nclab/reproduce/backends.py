@@ -59,20 +59,23 @@ def _thaw(v: Any) -> Any:
     return [_thaw(x) for x in v] if isinstance(v, tuple) else v
 
 
-def run_job(job: Job, threads: int | None = 1) -> dict[str, Any]:
-    """Run one job (in whatever process calls it, with ``threads`` torch threads, restored after);
-    never raises for a failing run."""
+def run_job(job: Job, threads: int | None = 1, unit_workers: int = 1) -> dict[str, Any]:
+    """Run one job (in whatever process calls it, with ``threads`` torch threads, restored after;
+    its units, e.g. seeds, ``unit_workers`` at a time unless its config says otherwise); never
+    raises for a failing run."""
     with torch_threads(threads):
-        return _run_job(job)
+        return _run_job(job, unit_workers)
 
 
-def _run_job(job: Job) -> dict[str, Any]:
+def _run_job(job: Job, unit_workers: int = 1) -> dict[str, Any]:
     run = RunDir(job.run_dir)
     if run.finished:
         return run.read_summary()
     try:
         exp = get_experiment(job.experiment)
         cfg = exp.config(job.preset, {k: _thaw(v) for k, v in job.overrides})
+        if unit_workers > 1 and cfg.workers == 1:  # bookkeeping: the numbers do not change
+            cfg = cfg.replace(workers=unit_workers)
     except Exception as exc:
         run.write_error(traceback.format_exc())
         return {"failed": True, "error": f"{type(exc).__name__}: {exc}", "run_dir": job.run_dir}
@@ -137,8 +140,10 @@ def execute(
             if backend == "ray":
                 _run_ray(jobs, todo, results, workers, threads, address, pbar)
             else:
+                # one run left and spare workers: they train its units (seeds) side by side
+                spare = workers if backend == "local" and len(todo) == 1 else 1
                 for i in todo:
-                    results[i] = run_job(jobs[i], threads=None)
+                    results[i] = run_job(jobs[i], threads=None, unit_workers=spare)
                     pbar.update(1, info=jobs[i].run_dir)
     return [r if r is not None else {"failed": True, "error": "no result"} for r in results]
 
