@@ -10,7 +10,7 @@ import pytest
 from nclab.errors import ConfigError
 from nclab.experiments import get_experiment
 from nclab.reproduce import Check, Claim, RunSpec
-from nclab.reproduce.registry import Variant, all_claims, paper_overrides
+from nclab.reproduce.registry import Variant, all_claims, paper_overrides, select
 
 LABEL = "one epoch"
 
@@ -60,6 +60,12 @@ def test_registered_variants_read_the_papers_values_from_the_presets():
         "fc-transformer", "a3-uniform", ("train.lr", "train.weight_decay")
     )
     assert a3.set["main"] == {"train.lr": 1e-4, "train.weight_decay": 0.1}
+    # the variant's instance text says what it runs: the paper's weight decay is no difference
+    from nclab.reproduce.judge import as_variant
+
+    (claim,) = select(["tirer-bruna/resnet18-mse-nobias"])
+    assert "train.weight_decay 0.05 (paper: 0.0005)" in claim.instance("medium")
+    assert "train.weight_decay" not in as_variant(claim, resnet).instance("medium")
 
 
 def test_a_variant_is_run_judged_reported_and_recorded(demo_claims, tmp_path, monkeypatch):

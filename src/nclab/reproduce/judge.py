@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -343,9 +343,17 @@ def judge_variants(
                     r = not_run_scale(claim, scale, why, seeds)
             if not r.reason.startswith(RUNNING_WORD):
                 r.command = command_for(claim, scale, seeds) + " --variants"
+            r.instance = as_variant(claim, v).instance(scale)  # with the variant's settings
             res[scale] = r
         out[v.label] = res
     return out
+
+
+def as_variant(claim: Claim, v: Variant) -> Claim:
+    """The claim with its runs' overrides those of the variant ``v`` (its instance texts say
+    what the variant runs)."""
+    runs = {a: replace(spec, set=v.overrides(a, spec)) for a, spec in claim.runs.items()}
+    return replace(claim, runs=runs, variants=(), check_paths=False)
 
 
 def variant_words(label: str, scales: Mapping[str, ScaleResult]) -> str:
