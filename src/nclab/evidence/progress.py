@@ -61,10 +61,10 @@ def progress_of(run_dir: str | Path) -> dict[str, Any]:
 
 
 def progress_words(entry: dict[str, Any]) -> str:
-    """``"running: 1/3 units finished, seed-1 at epoch 40 (as of 2026-12-01 18:30 UTC)"``."""
+    """``"running: 1/3 units finished, seed-1 at epoch 40, as of 2026-12-01 18:30 UTC"``."""
     parts = [f"{len(entry['finished'])}/{entry['units']} units finished"]
     parts += [f"{key} at {where}" for key, where in entry["at"].items() if where]
-    return f"running: {', '.join(parts)} (as of {entry['updated']})"
+    return f"running: {', '.join(parts)}, as of {entry['updated']}"
 
 
 def _last_logged(path: Path) -> str:
@@ -81,7 +81,7 @@ def _last_logged(path: Path) -> str:
         row = json.loads(last) if last else {}
     except ValueError:
         return ""
-    for unit in ("epoch", "step"):
+    for unit in ("step", "epoch"):  # a step-based run also logs its fractional epoch
         if unit in row:
             return f"{unit} {row[unit]}"
     return ""
