@@ -34,6 +34,17 @@ def _clean(run_dir, dirty=False):
     p.write_text(json.dumps(prov | {"dirty": dirty, "commit": "c0ffee" * 6 + "abcd"}))
 
 
+def _tiny_run(tmp_path, monkeypatch):
+    """A finished 2-seed demo run of a preset ``tiny`` (its full-size twin ``tiny-full``), clean."""
+    demo = get_experiment("demo")
+    monkeypatch.setitem(demo.presets, "tiny", dict(TINY))
+    monkeypatch.setitem(demo.presets, "tiny-full", {**TINY, "train.epochs": 4})
+    done = tmp_path / "done"
+    run_experiment(demo, demo.config("tiny"), done, seeds=2, preset="tiny")
+    _clean(done)
+    return done
+
+
 def test_the_runner_writes_provenance(demo_run):
     prov = json.loads((demo_run / "provenance.json").read_text())
     assert {"command", "commit", "dirty", "versions", "device", "started"} <= set(prov)
@@ -118,12 +129,7 @@ def test_a_run_still_going_is_shown_where_it_stands_until_recorded(
     from nclab.evidence import progress_words, running
     from nclab.reproduce import Check, Claim, RunSpec, registry, runner
 
-    demo = get_experiment("demo")
-    monkeypatch.setitem(demo.presets, "tiny", dict(TINY))
-    monkeypatch.setitem(demo.presets, "tiny-full", {**TINY, "train.epochs": 4})
-    done = tmp_path / "done"
-    run_experiment(demo, demo.config("tiny"), done, seeds=2, preset="tiny")
-    _clean(done)
+    done = _tiny_run(tmp_path, monkeypatch)
     going = tmp_path / "going"
     shutil.copytree(done, going)
     (going / "summary.json").unlink()
@@ -167,12 +173,7 @@ def test_a_record_without_what_a_check_reads_judges_nothing(tmp_path, monkeypatc
     (never a failing check from a missing key): the scale says to re-run it."""
     from nclab.reproduce import Check, Claim, RunSpec, registry, runner
 
-    demo = get_experiment("demo")
-    monkeypatch.setitem(demo.presets, "tiny", dict(TINY))
-    monkeypatch.setitem(demo.presets, "tiny-full", {**TINY, "train.epochs": 4})
-    done = tmp_path / "done"
-    run_experiment(demo, demo.config("tiny"), done, seeds=2, preset="tiny")
-    _clean(done)
+    done = _tiny_run(tmp_path, monkeypatch)
     led = tmp_path / "ledger"
     Ledger(led).add(done)
     claim = Claim(
