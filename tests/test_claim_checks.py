@@ -79,6 +79,8 @@ SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
         "data.test_samples_per_class": 10,
         "measure_every": 100,
     },
+    # the GUFM-MSE sublevel sets: a shorter search (the same samplers and summary)
+    ("ufm", "gufm-mse-rates-quick"): {"rates.iters": 40, "rates.descent_steps": 200},
     # the Zipf problem at K = 1000: the summary's structure is the same at K = 300
     ("feature-collapse", "fig4b-quick"): {"train.epochs": 4, "log_every": 2, "data.K": 300},
 }

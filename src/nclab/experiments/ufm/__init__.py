@@ -15,7 +15,8 @@ values beside the measured ones, and figures like the paper's panels. Documentat
 * :mod:`.summary`: the summary of one configuration or of a phase-diagram grid;
 * :mod:`.figures`: the paper-like panels;
 * :mod:`.bias_sweep`: a sweep over the bias's weight decay λ_b (simplex ETF -> orthogonal frame);
-* :mod:`.fixed_features`: Theorem 5.1, the exact classifier of fixed noisy features over n.
+* :mod:`.fixed_features`: Theorem 5.1, the exact classifier of fixed noisy features over n;
+* :mod:`.rates`: the GUFM-MSE's ε-sublevel sets (Súkeník et al., Lemma 4.1's deviation rates).
 """
 
 from __future__ import annotations

@@ -60,6 +60,30 @@ class FixedFeaturesConfig(Config):
     seeds: int = 5
 
 
+class RatesConfig(Config):
+    """The ε-sublevel sets of the GUFM with MSE (:mod:`.rates`): deviations of points whose
+    excess loss ε lies in [``eps_lo``, ``eps_hi``] × L*, found by an adversarial search
+    (``steps_per_decade`` targets per decade of ε, L-BFGS with ``iters`` iterations per point,
+    relative penalty ``penalty``, seeded kicks of ``kick`` × the last deviation, starts
+    ``start`` away from the optimum, multiplier continuation from ``t_start``), projected GD
+    (``descent_steps`` steps, ``descent_records`` log-spaced records) and ``random_points``
+    random perturbations, ``seeds`` seeds each (``--seeds S`` with S > 1 overrides it).
+    ``steps_per_decade = 0``: off."""
+
+    steps_per_decade: int = 0
+    eps_lo: float = 1e-8
+    eps_hi: float = 0.1
+    iters: int = 300
+    penalty: float = 1e3
+    kick: float = 0.3
+    start: float = 1e-3
+    t_start: float = 1e-12
+    descent_steps: int = 20_000
+    descent_records: int = 40
+    random_points: int = 40
+    seeds: int = 3
+
+
 class ModelConfig(Config):
     """The model: K classes, n samples per class, d features, ``depth`` weight layers (ReLU
     between them with ``relu``), the loss, the bias, LayerNorm features (the GUFM), the weight
@@ -107,6 +131,7 @@ class UFMConfig(ExperimentConfig):
     phase: PhaseConfig = PhaseConfig()
     bias_sweep: BiasSweepConfig = BiasSweepConfig()
     fixed_features: FixedFeaturesConfig = FixedFeaturesConfig()
+    rates: RatesConfig = RatesConfig()
 
 
 def check(cfg: UFMConfig) -> None:
@@ -133,6 +158,29 @@ def check(cfg: UFMConfig) -> None:
         _check_bias_sweep(cfg)
     if cfg.fixed_features.ns:
         _check_fixed_features(cfg)
+    if cfg.rates.steps_per_decade:
+        _check_rates(cfg)
+
+
+def _check_rates(cfg: UFMConfig) -> None:
+    """A sublevel-set run needs the GUFM with MSE and a sensible window and search."""
+    r = cfg.rates
+    if not (cfg.model.layernorm and cfg.model.loss == "mse") or cfg.phase.points:
+        raise ConfigError(
+            "rates samples the sublevel sets of the GUFM with MSE: set model.layernorm=true, "
+            "model.loss='mse', phase.points=0"
+        )
+    if cfg.model.d < cfg.model.K + 1:
+        raise ConfigError(f"the GUFM-MSE optimum needs d >= K+1, got d={cfg.model.d}")
+    if r.steps_per_decade < 0 or not 0 < r.eps_lo < r.eps_hi:
+        raise ConfigError(f"rates needs steps_per_decade >= 0 and 0 < eps_lo < eps_hi, got {r}")
+    if min(r.iters, r.descent_steps, r.descent_records, r.random_points, r.seeds) < 1:
+        raise ConfigError(
+            "rates.iters, descent_steps, descent_records, random_points and seeds must be >= 1, "
+            f"got {r}"
+        )
+    if not (r.penalty > 0 and r.kick >= 0 and r.start > 0 and r.t_start > 0):
+        raise ConfigError(f"rates needs penalty > 0, kick >= 0, start > 0, t_start > 0, got {r}")
 
 
 def _check_fixed_features(cfg: UFMConfig) -> None:

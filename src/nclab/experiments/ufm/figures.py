@@ -8,7 +8,8 @@
 * ``phase_diagram.png``: objective, feature norm, collapse metrics and gap against λ across the
   threshold, with the theory's curve and the threshold marked;
 * ``bias_sweep.png`` (:func:`.bias_sweep.bias_figure`): NC2/NC3 and ρ_mean/ρ against λ_b;
-* ``fixed_features.png`` (:func:`.fixed_features.fixed_figure`): Theorem 5.1's gap against n.
+* ``fixed_features.png`` (:func:`.fixed_features.fixed_figure`): Theorem 5.1's gap against n;
+* ``rates.png`` (:func:`.rates.rates_figure`): the GUFM-MSE deviations' envelopes against ε.
 
 :func:`render` draws the run's figure; :func:`figures` draws it from a run directory (after the run
 or again from a finished one).
@@ -29,6 +30,7 @@ from ..protocol import UnitResult
 from .bias_sweep import bias_figure
 from .fixed_features import fixed_figure
 from .measure import theory_for, theory_norms
+from .rates import rates_figure
 
 
 def _stat(values: list[Any]) -> tuple[float | None, float | None]:
@@ -144,6 +146,8 @@ def render(cfg, run_dir: RunDir, history: list[dict], summary: dict) -> list[str
     ``collapse.png``); return its path."""
     if cfg.fixed_features.ns:
         return [str(fixed_figure(run_dir.figures / "fixed_features.png", cfg, summary))]
+    if cfg.rates.steps_per_decade:
+        return [str(rates_figure(run_dir.figures / "rates.png", cfg, summary))]
     if cfg.bias_sweep.points:
         return [str(bias_figure(run_dir.figures / "bias_sweep.png", cfg, summary))]
     if cfg.phase.points:

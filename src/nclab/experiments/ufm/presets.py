@@ -31,6 +31,16 @@ _FIG9 = {
     "train.lr": 0.1,
 }
 _SMALL_INIT = {"w": 0.1, "w1": 0.1, "h": 0.1}
+_GUFM_MSE = {
+    "model.K": 4,
+    "model.d": 16,
+    "model.n": 10,
+    "model.lambda_w": 0.005,
+    "model.lambda_h": 0.0,
+    "model.layernorm": True,
+    "train.lr": 0.1,
+    "train.lr_h_scale": 400.0,
+}
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Fig. 2: Theorem 3.1 (bias-free -> orthogonal frame) and Theorem 3.2 (free bias -> simplex ETF)
@@ -177,23 +187,23 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     # regularised cross-entropy UFM (Zhu et al. 2021): simplex ETF
     "ufm-ce": {**_FIG2, "model.loss": "ce", "train.steps": 100_000, "log_every": 10_000},
+    # its optimal norms against the regularisation λ = λ_W = λ_H (Súkeník et al.'s appendix, proof
+    # of Lemma 4.1 (CE)): GD at 5 λ's from 0.1 to 2 times the threshold, the closed form over
+    # 1e-6 .. 10 times it (summary ce_norms)
+    "ufm-ce-norms": {
+        **_FIG2,
+        "model.loss": "ce",
+        "train.steps": 100_000,
+        "log_every": 10_000,
+        "phase": {"points": 5, "lo": 0.1, "hi": 2.0, "seeds": 3},
+    },
     # GUFM (Súkeník et al.): features on the LayerNorm sphere (zero mean, norm sqrt(d)), weight
     # decay on W only. lambda = 0.005: the paper's "0.005" read as nclab's λ in
     # loss + (λ/2)||W||² (one convention for every experiment, docs/theory-ufm.md; the appendix's
     # normalisation is λ_app = λ/d). The features' step is 400 x the weights' (their gradient
     # carries a 1/N factor; projected GD on the sphere is otherwise very slow); MSE at this small
     # λ needs 160k steps to reach the optimum to 1e-11.
-    "gufm-mse": {
-        "model.K": 4,
-        "model.d": 16,
-        "model.n": 10,
-        "model.lambda_w": 0.005,
-        "model.lambda_h": 0.0,
-        "model.layernorm": True,
-        "train.lr": 0.1,
-        "train.lr_h_scale": 400.0,
-        "train.steps": 160_000,
-    },
+    "gufm-mse": {**_GUFM_MSE, "train.steps": 160_000},
     "gufm-ce": {
         "model.K": 4,
         "model.d": 16,
@@ -205,6 +215,17 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.lr": 0.1,
         "train.lr_h_scale": 400.0,
         "train.steps": 40_000,
+    },
+    # the ε-sublevel sets of the GUFM-MSE (Lemma 4.1's rates): the gufm-mse instance (K=4, d=16,
+    # n=10, λ=0.005: ‖w_k‖ = z* sits 3e-4 below 1/√d, where the proof's quadratic cost turns
+    # quartic), ε from 1e-8 to 0.1 times L*, adversarial search + projected GD + random points
+    "gufm-mse-rates": {
+        **_GUFM_MSE,
+        "rates": {"steps_per_decade": 4, "iters": 400, "seeds": 5},
+    },
+    "gufm-mse-rates-quick": {
+        **_GUFM_MSE,
+        "rates": {"steps_per_decade": 2, "iters": 200, "seeds": 3, "descent_steps": 10_000},
     },
     # deep linear / ReLU UFM with three weight layers (the extended UFM's generalisation); init
     # x0.2: from x0.1 the tiny product of three layers lets weight decay win (zero and low-rank

@@ -1,7 +1,8 @@
 """The structure of a ``ufm`` summary, one model per mode (:mod:`.summary`, :mod:`.bias_sweep`,
 :mod:`.fixed_features`): one configuration over seeds (:class:`UfmSummary`), a phase-diagram grid
-(:class:`UfmPhaseSummary`), a λ_b sweep (:class:`UfmBiasSweepSummary`) and the fixed-features
-classifier over n (:class:`UfmFixedFeaturesSummary`). ``SUMMARY`` is their union, told apart by
+(:class:`UfmPhaseSummary`), a λ_b sweep (:class:`UfmBiasSweepSummary`), the fixed-features
+classifier over n (:class:`UfmFixedFeaturesSummary`) and the GUFM-MSE's sublevel sets
+(:class:`UfmRatesSummary`). ``SUMMARY`` is their union, told apart by
 the keys only one mode writes.
 """
 
@@ -118,6 +119,30 @@ class PhasePoint(Record):
     theory_norms: Norms
 
 
+class CENorms(Record):
+    """The regularised CE UFM's optimal norms against the regularisation (:func:`.summary.
+    ce_norms`): the closed form over λ = λ_W = λ_H and over λ_H at fixed λ_W, GD beside it."""
+
+    lambdas: list[float]
+    h_norm: list[Num]
+    w_norm: list[Num]
+    spearman_h: Num
+    spearman_w: Num
+    h_norm_at_smallest: Num
+    h_norm_at_largest: Num
+    gd_lambdas: list[float]
+    gd_h_norm: list[Num]
+    gd_w_norm: list[Num]
+    gd_spearman_h: Num
+    gd_spearman_w: Num
+    gd_norm_gap: Num
+    lambda_w: float
+    lambda_hs: list[float]
+    h_norm_lambda_h: list[Num]
+    spearman_h_lambda_h: Num
+    brackets_sqrt_d: bool
+
+
 class UfmPhaseSummary(Summary):
     """A phase diagram (:func:`.summary.phase_summary`): the objective against λ, the largest
     gaps (everywhere, and off the threshold) and metrics of the collapsed points."""
@@ -138,6 +163,8 @@ class UfmPhaseSummary(Summary):
     seeds: list[int]
     steps: int
     grid: list[PhasePoint]
+    #: the plain CE UFM's norms against the regularisation (written since issue 26)
+    ce_norms: CENorms | None = None
 
 
 class BiasPoint(Record):
@@ -271,8 +298,51 @@ class UfmFixedFeaturesSummary(Summary):
     per_seed: list[FixedSeed]
 
 
+class RateMeasure(Record):
+    """One deviation of the GUFM-MSE's ε-sublevel sets (:func:`.rates.measure_summary`): the
+    log-log slopes of its upper envelope against ε (None: fewer than 3 front points), the front
+    inside the window (ε / L*, deviation)."""
+
+    exponent: float
+    objective: str
+    slope: Num
+    slope_small: Num
+    slope_adversarial: Num
+    slope_descent: Num
+    slope_random: Num
+    slope_per_seed: list[Num]
+    front_points: int
+    front_eps: list[Num]
+    front_dev: list[Num]
+    points: int
+    #: ``norm`` only: the exact worst deviation on (13) at the front's ε, and the front over it
+    exact_dev: list[Num] | None = None
+    exact_ratio_min: Num = None
+    exact_ratio_max: Num = None
+
+
+class RateMeasures(Record):
+    feat: RateMeasure
+    set: RateMeasure
+    norm: RateMeasure
+    orth: RateMeasure
+
+
+class UfmRatesSummary(Summary):
+    """The GUFM-MSE's ε-sublevel sets (:func:`.rates.run_rates`, written since issue 26)."""
+
+    model: str
+    theorem: str
+    theory: prediction_record(GUFMPrediction)
+    eps_window: list[float]
+    measures: RateMeasures
+    seeds: list[int]
+
+
 def _mode(keys: Mapping[str, Any]) -> str:
     """The mode a summary was written in, from the keys only it writes."""
+    if "eps_window" in keys:
+        return "rates"
     if "ns" in keys:
         return "fixed_features"
     if "lambda_bs" in keys:
@@ -286,4 +356,5 @@ SUMMARY = modes(
     phase=UfmPhaseSummary,
     bias_sweep=UfmBiasSweepSummary,
     fixed_features=UfmFixedFeaturesSummary,
+    rates=UfmRatesSummary,
 )

@@ -9,9 +9,14 @@ of each metric over the seeds (the worst seed), per layer for the extended/deep 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
+from scipy.stats import spearmanr
+
 from ...models.ufm import BatchedUFM
+from ...theory.ufm import ufm_ce
 from ..common.seeds import mean, worst
 from .config import REACHED_GAP, describe, threshold_lambda
 from .measure import expected_zero, measured_norms, rel_gap, theory_norms
@@ -169,4 +174,72 @@ def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]
         "seeds": sorted({g["seed"] for g in grid}),
         "steps": cfg.train.steps,
         "grid": grid,
+        **({"ce_norms": ce_norms(cfg, grid, lams)} if _plain_ce(cfg) else {}),
+    }
+
+
+def _plain_ce(cfg) -> bool:
+    return cfg.model.loss == "ce" and cfg.model.depth == 1 and not cfg.model.layernorm
+
+
+#: the closed-form sweeps of :func:`ce_norms` span these multiples of the threshold λ*
+CE_SWEEP = (1e-6, 10.0)
+CE_SWEEP_POINTS = 43
+
+
+def _spearman(x: list[float], y: list[float]) -> float:
+    return float(spearmanr(x, y).statistic)
+
+
+def ce_norms(cfg, grid: list[dict], lams: list[float]) -> dict:
+    """The regularised CE UFM's optimal norms against the regularisation strength (Súkeník et
+    al.'s appendix: "the absolute size of these vectors is an increasing function of the
+    regularization strength"): the closed form (Zhu et al. Thm 3.1, :func:`nclab.theory.ufm.
+    ufm_ce`) over λ = λ_W = λ_H from ``CE_SWEEP[0]`` to ``CE_SWEEP[1]`` times λ* (the ratio
+    fixed, the strength varied) and over λ_H at the config's λ_W (the proof's choice of λ_H),
+    their Spearman correlations with λ, the ends, and the gradient-descent points of the phase
+    grid (mean over seeds) against the closed form."""
+    m = cfg.model
+    star = threshold_lambda(cfg)
+    dense = [
+        float(x) for x in np.geomspace(star * CE_SWEEP[0], star * CE_SWEEP[1], CE_SWEEP_POINTS)
+    ]
+    joint = [ufm_ce(K=m.K, n=m.n, d=m.d, lambda_w=x, lambda_h=x) for x in dense]
+    h_star = 1 / (m.K**2 * m.n * m.lambda_w)  # λ_H where K√(nλ_Wλ_H) = 1 at the config's λ_W
+    dense_h = [
+        float(x) for x in np.geomspace(h_star * CE_SWEEP[0], h_star * CE_SWEEP[1], CE_SWEEP_POINTS)
+    ]
+    only_h = [ufm_ce(K=m.K, n=m.n, d=m.d, lambda_w=m.lambda_w, lambda_h=x) for x in dense_h]
+    h_joint, w_joint = [p.h_norm for p in joint], [p.w_norm for p in joint]
+    h_only = [p.h_norm for p in only_h]
+    by = {lam: [g for g in grid if g["lambda"] == lam] for lam in lams}
+    gd_h = [mean([g["measured_norms"]["h_norm"] for g in by[lam]]) for lam in lams]
+    gd_w = [mean([g["measured_norms"]["w_norm"] for g in by[lam]]) for lam in lams]
+    gaps = [
+        abs(g["measured_norms"][k] - g["theory_norms"][k]) / g["theory_norms"][k]
+        for g in grid
+        if g["collapsed"] and abs(g["criticality"] - 1) >= NEAR_THRESHOLD
+        for k in ("h_norm", "w_norm")
+    ]
+    sqrt_d = math.sqrt(m.d)
+    return {
+        "lambdas": dense,
+        "h_norm": h_joint,
+        "w_norm": w_joint,
+        "spearman_h": _spearman(dense, h_joint),
+        "spearman_w": _spearman(dense, w_joint),
+        "h_norm_at_smallest": h_joint[0],
+        "h_norm_at_largest": h_joint[-1],
+        "gd_lambdas": lams,
+        "gd_h_norm": gd_h,
+        "gd_w_norm": gd_w,
+        "gd_spearman_h": _spearman(lams, gd_h),
+        "gd_spearman_w": _spearman(lams, gd_w),
+        "gd_norm_gap": worst(gaps),
+        "lambda_w": m.lambda_w,
+        "lambda_hs": dense_h,
+        "h_norm_lambda_h": h_only,
+        "spearman_h_lambda_h": _spearman(dense_h, h_only),
+        # the proof picks λ_H with ‖h̄‖ = √d: the sweep's norms must bracket it
+        "brackets_sqrt_d": bool(min(h_only) < sqrt_d < max(h_only)),
     }

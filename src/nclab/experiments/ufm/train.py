@@ -20,6 +20,7 @@ from .bias_sweep import theory as bias_theory
 from .config import UFMConfig, describe, problems
 from .fixed_features import run_fixed
 from .measure import measure, theory_for
+from .rates import run_rates
 from .summary import phase_summary, single_summary
 
 
@@ -96,6 +97,8 @@ def train(cfg: UFMConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str
     """The run's one unit: every seed (and λ of a phase diagram or bias sweep) batched."""
     if cfg.fixed_features.ns:  # Theorem 5.1: exact minimisers, no gradient descent
         return run_fixed(cfg, run_dir, _seeds(cfg, cfg.fixed_features.seeds))
+    if cfg.rates.steps_per_decade:  # Lemma 4.1's sublevel sets: adversarial search, no training
+        return run_rates(cfg, run_dir, _seeds(cfg, cfg.rates.seeds))
     probs = with_theory(cfg)
     tr = Trainer(cfg, probs)
     history = fit_trainer(tr, run_dir, f"ufm: {describe(cfg)}", first_record=tr.first_record)
