@@ -140,6 +140,7 @@ class CENorms(Record):
     lambda_hs: list[float]
     h_norm_lambda_h: list[Num]
     spearman_h_lambda_h: Num
+    monotone_h_lambda_h: Num
     brackets_sqrt_d: bool
 
 

@@ -240,6 +240,8 @@ def ce_norms(cfg, grid: list[dict], lams: list[float]) -> dict:
         "lambda_hs": dense_h,
         "h_norm_lambda_h": h_only,
         "spearman_h_lambda_h": _spearman(dense_h, h_only),
+        # monotone either way: what the proof's choice of λ_H needs
+        "monotone_h_lambda_h": abs(_spearman(dense_h, h_only)),
         # the proof picks λ_H with ‖h̄‖ = √d: the sweep's norms must bracket it
         "brackets_sqrt_d": bool(min(h_only) < sqrt_d < max(h_only)),
     }

@@ -36,7 +36,16 @@ STATEMENTS = [
         "the absolute size of these vectors is an increasing function of the regularization "
         "strength, with the limit as $\\lambda\\xrightarrow{}\\infty$ being infinity",
         f"{P}/ce-norm-grows",
-        note="tested as worded (increasing, to infinity as λ → ∞) and as the proof uses it (monotone in λ_H, its range containing √d)",
+        note="tested as worded (increasing, to infinity as λ → ∞); what the proof does with it "
+        "is the next statement",
+    ),
+    covered(
+        f"{P}:ce-pick-lambda-h",
+        "claim",
+        "Appendix, proof of Lemma 4.1 (CE)",
+        "while we find $\\lambda_{H}$ s.t. the optimal solutions of the problem in [71] have norm "
+        "$\\sqrt{d}$",
+        f"{P}/ce-lambda-h-exists",
     ),
     covered(
         f"{P}:gufm-ce-equivalence",
