@@ -81,6 +81,7 @@ SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
     },
     # the Zipf problem at K = 1000: the summary's structure is the same at K = 300
     ("feature-collapse", "fig4b-quick"): {"train.epochs": 4, "log_every": 2, "data.K": 300},
+    ("feature-collapse", "fig4b-steep-quick"): {"train.epochs": 4, "log_every": 2, "data.K": 300},
 }
 
 
