@@ -47,6 +47,7 @@ SHORTEN: dict[str, dict[str, Any]] = {
         "log_every": 1,
         "measure_sentences": 20,
     },
+    "fc-landscape": {"search.starts": 2, "search.contrast_starts": 2},
     "fc-grammar": {"data.n_train": 50, "data.n_test": 20, "train.epochs": 1, "log_every": 1},
     "resnet-ufm": {
         "train.epochs": 2,
