@@ -11,7 +11,7 @@ some forty lemmas and claims), no logic.
 
 from __future__ import annotations
 
-from .base import EXPERIMENT, NOT_TESTABLE, PROOF, covered, uncovered
+from .base import NOT_TESTABLE, PROOF, covered, uncovered
 
 P = "feature-collapse"
 FIG3, K50, FIG3_LN, FIG4A = f"{P}/fig3", f"{P}/k50", f"{P}/fig3-ln", f"{P}/fig4a"
@@ -31,6 +31,7 @@ FIG3_PCA, FIG4A_LN, NO_WD_LOSS, THM2_LAMBDA, THM2_NORMS = (
 )
 #: issue 26's claims on statements that needed a new experiment or preset
 FEW_FREQUENT = f"{P}/few-frequent-words"
+FIG4B_MECHANISM = f"{P}/fig4b-mechanism"
 NO_SPURIOUS, THM2_NATURAL = f"{P}/no-spurious-minima", f"{P}/thm2-lambda-natural"
 
 
@@ -185,15 +186,14 @@ STATEMENTS = [
         FIG4A,
         FIG4BC,
     ),
-    uncovered(
+    covered(
         f"{P}:fig4b-mechanism",
         "observation",
         "§2.2, Fig. 4b",
         "This leads to two vectors uk,1, uk,3 that code for the same concept but have different "
         "magnitudes (as seen on figure 4(b)), so features do not properly collapse.",
-        EXPERIMENT,
-        "needs the norms of the u blocks per occurrence of a concept against the frequencies of "
-        "the words sampled there; the summary has the u blocks' spread, not this pairing",
+        FIG4B_MECHANISM,
+        note="the norms of u_{k,ℓ} against the mean frequency of the words sampled at (k, ℓ)",
     ),
     covered(
         f"{P}:few-frequent-words",
