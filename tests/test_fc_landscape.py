@@ -27,6 +27,7 @@ TINY = {"problem.L": 2, "search.starts": 2, "search.contrast_starts": 2}
         ({"search.grad_tol": 0.0}, "grad_tol"),
         ({"search.init_min": 2.0, "search.init_max": 1.0}, "init_min <= init_max"),
         ({"search.starts": 0}, "starts"),
+        ({"search.contrast_d": -1}, "contrast_d must be >= 0"),
         ({"problem.nc": 1}, "nc >= 2"),
     ],
 )
@@ -44,7 +45,7 @@ def test_presets_validate():
 def test_bound_is_the_exact_zero_threshold(freq, sc):
     """Theorem 2's bound sqrt(L Σ μ² / nc^(L+1)) is ‖∇f(0)‖_op of the enumerated risk for
     K = nc^L (uniform words: Theorem 1's λ_max too)."""
-    cfg = LandscapeConfig(problem=ProblemCfg(freq=freq, sc=sc), search=SearchCfg(d=4))
+    cfg = LandscapeConfig(problem=ProblemCfg(freq=freq, sc=sc), search=SearchCfg(d=4, contrast_d=0))
     risk = TrueRisk(cfg, 4)
     assert risk.zero_threshold() == pytest.approx(risk.lam0, rel=1e-12)
     if freq == "uniform":

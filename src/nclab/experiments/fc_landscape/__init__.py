@@ -9,7 +9,7 @@ minimiser, and compares every endpoint with the global value the theory gives in
 convention (:func:`nclab.theory.feature_collapse.regularised_risk`): Theorem 1's H(τ) for uniform
 words, Theorem 2's type-III point for Zipf words (conjectured global), log K (the zero solution)
 above λ0. The tolerance is derived from the optimiser's stopping rule (max |∇R| <= ``grad_tol``)
-and the curvature of the risk at the theory's minimiser. ``search.contrast_d`` repeats the starts
+and the curvature of the risk at the theory's minimiser. ``search.contrast_d`` (0: none) repeats the starts
 with a width outside Theorem G's hypothesis (d <= min(nw, KL)), reported beside it.
 
 One unit per seed (the seed draws the starts; the problem is the same).

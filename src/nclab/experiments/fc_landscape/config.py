@@ -39,7 +39,8 @@ class SearchCfg(Config):
     """Width ``d``; λ = ``lam_factor`` · λ0; ``starts`` random starts, every entry of W and U drawn
     N(0, s²) with s log-uniform in [``init_min``, ``init_max``]; L-BFGS (memory ``history``) in
     rounds of ``iters_per_round`` iterations until max |∇R| <= ``grad_tol`` or ``max_rounds``;
-    ``contrast_d`` (None: none): the same starts (``contrast_starts`` of them) at that width."""
+    ``contrast_d`` (0: none): the same starts (``contrast_starts`` of them) at that width (an
+    integer, not None, so that a run's config.toml, which cannot hold None, reads back the same)."""
 
     d: int = 8
     lam_factor: float = 0.3
@@ -50,7 +51,7 @@ class SearchCfg(Config):
     iters_per_round: int = 500
     max_rounds: int = 20
     history: int = 50
-    contrast_d: int | None = 2
+    contrast_d: int = 2
     contrast_starts: int = 20
 
 
@@ -74,9 +75,9 @@ def check(cfg: LandscapeConfig) -> None:
             f"the true risk enumerates K sc^L = {k * p.sc**p.L} sentences; at most "
             f"{MAX_SENTENCES} (lower problem.L or problem.sc)"
         )
-    widths = [("search.d", s.d)] + (
-        [("search.contrast_d", s.contrast_d)] * (s.contrast_d is not None)
-    )
+    if s.contrast_d < 0:
+        raise ConfigError(f"search.contrast_d must be >= 0 (0: no contrast), got {s.contrast_d}")
+    widths = [("search.d", s.d)] + [("search.contrast_d", s.contrast_d)] * (s.contrast_d > 0)
     for name, d in widths:
         if d < p.nc - 1:
             raise ConfigError(
@@ -94,7 +95,7 @@ def check(cfg: LandscapeConfig) -> None:
             f"search.lam_factor must be a finite number > 0 other than 1 (at λ0 itself the "
             f"zero solution is degenerate), got {s.lam_factor}"
         )
-    if s.starts < 1 or (s.contrast_d is not None and s.contrast_starts < 1):
+    if s.starts < 1 or (s.contrast_d > 0 and s.contrast_starts < 1):
         raise ConfigError(
             f"search.starts and search.contrast_starts must be >= 1, got {s.starts}, "
             f"{s.contrast_starts}"

@@ -19,7 +19,7 @@ _ZIPF = {
     "problem.sc": 3,
     "problem.freq": "zipf",
     "search.d": 10,
-    "search.contrast_d": None,
+    "search.contrast_d": 0,
     "search.starts": 10,
 }
 

@@ -210,6 +210,6 @@ def train(cfg: LandscapeConfig, unit: Unit, run_dir: RunDir, context: Any) -> di
         "contrast": None,
     }
     out["lam_threshold_rel_gap"] = abs(out["lam_threshold_numeric"] - risk.lam0) / risk.lam0
-    if s.contrast_d is not None:
+    if s.contrast_d > 0:
         out["contrast"] = search(cfg, s.contrast_d, s.contrast_starts, unit.seed, 2000)[1]
     return out
