@@ -47,6 +47,7 @@ SHORTEN: dict[str, dict[str, Any]] = {
         "log_every": 1,
         "measure_sentences": 20,
     },
+    "fc-landscape": {"search.starts": 2, "search.contrast_starts": 2},
     "fc-grammar": {"data.n_train": 50, "data.n_test": 20, "train.epochs": 1, "log_every": 1},
     "resnet-ufm": {
         "train.epochs": 2,
@@ -83,6 +84,7 @@ SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
     ("ufm", "gufm-mse-rates-quick"): {"rates.iters": 40, "rates.descent_steps": 200},
     # the Zipf problem at K = 1000: the summary's structure is the same at K = 300
     ("feature-collapse", "fig4b-quick"): {"train.epochs": 4, "log_every": 2, "data.K": 300},
+    ("feature-collapse", "fig4b-steep-quick"): {"train.epochs": 4, "log_every": 2, "data.K": 300},
 }
 
 

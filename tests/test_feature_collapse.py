@@ -216,3 +216,34 @@ def test_learnable_layernorm_trains():
     assert tr.net.ln.weight.requires_grad and not torch.equal(
         tr.net.ln.weight.detach(), torch.ones(8)
     )
+
+
+def test_u_norms_paired_with_sampled_frequencies():
+    """§2.2's mechanism: u_{k,ℓ}'s norm against the mean frequency of the words sampled at
+    (k, ℓ); a network built to follow it exactly gives Spearman 1, one built against it -1, and
+    uniform words give nothing to pair."""
+    from nclab.data.sentences import make_dataset, make_task
+    from nclab.experiments.feature_collapse.measure import u_vs_sampled_frequency
+    from nclab.models.wordnet import WordNet
+
+    task = make_task(3, 30, 4, 20, "zipf", seed=1)
+    data = make_dataset(task, 5, seed=1)
+    K, L, d = task.K, task.L, 3
+    freq = task.word_freq.double()[data.x_train]
+    mean = torch.zeros(K, L, dtype=torch.float64).index_add_(0, data.y_train, freq) / 5
+    net = WordNet(task.nw, L, d, K, dtype=torch.float64)
+    for sign in (1.0, -1.0):
+        with torch.no_grad():
+            norms = 1.0 + sign * mean  # one direction per block, norm set by the frequency
+            net.U.copy_(
+                (norms[..., None] * torch.ones(d, dtype=torch.float64) / d**0.5).reshape(K, -1)
+            )
+        out = u_vs_sampled_frequency(net, task, data)
+        assert out["spearman"] == pytest.approx(sign, abs=1e-3) and out[
+            "spearman_within"
+        ] == pytest.approx(sign)
+        assert out["spearman_within_abs"] == pytest.approx(1.0, abs=1e-3) and out["groups"] > 0
+        assert out["u_norm_cv_within"] > 0
+    uniform = make_task(3, 30, 4, 20, "uniform", seed=1)
+    out = u_vs_sampled_frequency(net, uniform, make_dataset(uniform, 5, seed=1))
+    assert out["spearman_within"] is None and out["groups"] == 0

@@ -23,6 +23,7 @@ EXPERIMENT_MODULES: dict[str, str] = {
     "feature-collapse": "nclab.experiments.feature_collapse",
     "fc-transformer": "nclab.experiments.fc_transformer",
     "fc-grammar": "nclab.experiments.fc_grammar",
+    "fc-landscape": "nclab.experiments.fc_landscape",
     "linear-head": "nclab.experiments.linear_head",
     "deep-ln": "nclab.experiments.deep_ln",
     "resnet-ufm": "nclab.experiments.resnet_ufm",

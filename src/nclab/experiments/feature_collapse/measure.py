@@ -9,7 +9,8 @@ from typing import Any
 
 import torch
 
-from ...collapse.embedding import feature_collapse_measures
+from ...collapse.embedding import feature_collapse_measures, spearman
+from ...errors import DegenerateError
 from ...models.wordnet import WordNet, collapse_views, full_batch_objective
 from ...report.figures import pca
 from ..common.evaluation import accuracy
@@ -93,6 +94,62 @@ def pca_singular_values(net: WordNet, task: Any) -> dict[str, Any]:
         s = out[panel]
         out[f"{panel}_third_over_first"] = s[2] / s[0] if len(s) > 2 and s[0] > 0 else None
     return out
+
+
+@torch.no_grad()
+def u_vs_sampled_frequency(net: WordNet, task: Any, data: Any) -> dict[str, Any]:
+    """§2.2's mechanism of Fig. 4b: the norm of u_{k,ℓ} against the mean frequency μ of the
+    training words sampled at position ℓ of class k's sentences.
+
+    ``spearman``: over every (k, ℓ); ``spearman_within``: over the occurrences of one concept in
+    one class (the paper's u_{k,1} against u_{k,3}), both values centred on their group's mean,
+    over the groups of at least two occurrences (``groups``); ``u_norm_cv_within``: the mean over
+    those groups of std / mean of the u norms (how unequal their magnitudes are). None where the
+    sampled frequencies are all equal (uniform words)."""
+    x, y = data.x_train, data.y_train
+    K, L = task.K, task.L
+    if bool((task.word_freq == task.word_freq[0]).all()):  # uniform words: nothing to pair
+        return {
+            "spearman": None,
+            "spearman_within": None,
+            "spearman_within_abs": None,
+            "u_norm_cv_within": None,
+            "groups": 0,
+        }
+    freq = task.word_freq.to(torch.float64)[x]  # (N, L)
+    count = torch.bincount(y, minlength=K).to(torch.float64)
+    mean_freq = torch.zeros(K, L, dtype=torch.float64).index_add_(0, y, freq) / count[:, None]
+    un = net.u_blocks().detach().to(torch.float64).norm(dim=2)  # (K, L)
+    group = torch.arange(K)[:, None] * task.nc + task.latents  # (K, L): class and concept
+    size = torch.bincount(group.flatten(), minlength=K * task.nc)
+    keep = (size[group] >= 2).flatten()
+
+    def centred(v: torch.Tensor) -> torch.Tensor:
+        g = group.flatten()
+        mean = torch.zeros(K * task.nc, dtype=torch.float64).index_add_(0, g, v.flatten())
+        return (v.flatten() - mean[g] / size[g].clamp(min=1))[keep]
+
+    def rho(a: torch.Tensor, b: torch.Tensor) -> float | None:
+        try:
+            return spearman(a, b)
+        except DegenerateError:
+            return None
+
+    within = rho(centred(un), centred(mean_freq))
+    g = group.flatten()[keep]
+    u = un.flatten()[keep]
+    sums = torch.zeros(K * task.nc, dtype=torch.float64)
+    mean_u = sums.index_add(0, g, u) / size.clamp(min=1)
+    var_u = sums.index_add(0, g, (u - mean_u[g]) ** 2) / size.clamp(min=1)
+    groups = size >= 2
+    cv = (var_u.sqrt() / mean_u.clamp(min=1e-300))[groups]
+    return {
+        "spearman": rho(un, mean_freq),
+        "spearman_within": within,
+        "spearman_within_abs": None if within is None else abs(within),
+        "u_norm_cv_within": float(cv.mean()) if cv.numel() else None,
+        "groups": int(groups.sum()),
+    }
 
 
 def _thin(vectors: torch.Tensor, groups: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

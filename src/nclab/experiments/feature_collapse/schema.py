@@ -132,6 +132,17 @@ class PcaSingularValues(Record):
     u_third_over_first: Num = None
 
 
+class USampledFreq(Record):
+    """The norms of the u_{k,ℓ} against the mean frequency of the training words sampled at
+    position ℓ of class k (:func:`.measure.u_vs_sampled_frequency`, written since issue 26)."""
+
+    spearman: Num
+    spearman_within: Num  # one concept in one class (u_{k,1} vs u_{k,3}), centred per group
+    spearman_within_abs: Num
+    u_norm_cv_within: Num
+    groups: int
+
+
 class FeatureCollapseSummary(Summary):
     test_acc: Num
     train_acc: Num
@@ -155,6 +166,7 @@ class FeatureCollapseSummary(Summary):
     untrained: Untrained | None = None  # kept by a re-measurement from the old summary
     word_nc1_vs_untrained: Num = None
     pca_singular_values: PcaSingularValues | None = None
+    u_vs_sampled_freq: USampledFreq | None = None
     remeasured: bool | None = None  # written by :func:`.train.remeasure`
 
 

@@ -39,7 +39,7 @@ from ..protocol import Unit
 from ..runner import finished_units, load_run, redraw
 from .config import FCConfig, weight_decays
 from .measure import measure as measure_network
-from .measure import pca_singular_values
+from .measure import pca_singular_values, u_vs_sampled_frequency
 from .summary import unit_summary
 
 FINAL = "final_state.pt"  # a unit's trained state
@@ -199,13 +199,15 @@ def summarize_trainer(
     cfg: FCConfig, tr: Trainer, untrained: dict[str, Any], history: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """A unit's summary: :func:`~.summary.unit_summary` of the network now, beside the untrained
-    network's collapse, and the PCA panels' singular values."""
+    network's collapse, the PCA panels' singular values and the u blocks' norms against the
+    frequencies of the words sampled at them (§2.2's mechanism)."""
     summary = unit_summary(cfg, tr.optimizer_steps, tr.measure(full=True), history)
     summary["untrained"] = untrained
     summary["word_nc1_vs_untrained"] = (
         summary["embedding_metrics"]["words"]["nc1_trace"] / untrained["word_nc1_trace"]
     )
     summary["pca_singular_values"] = pca_singular_values(tr.net, tr.task)
+    summary["u_vs_sampled_freq"] = u_vs_sampled_frequency(tr.net, tr.task, tr.data)
     return summary
 
 
