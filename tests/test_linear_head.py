@@ -201,6 +201,7 @@ def test_claims_registered_and_judged():
     figures |= {"jacot/fig1-nc3", "jacot/fig2-nc1-depth", "jacot/fig3-last-negativity"}
     figures |= {"jacot/fig1-balancedness-plateau"}
     resnet = {"jacot/fig1-resnet20", "jacot/fig2-depth-resnet20"}  # GPU only: no quick preset
+    resnet |= {"jacot/figA5-resnet20-mnist"}
     section5 = {"jacot/conditioning-minimiser", "jacot/ntk-bound", "jacot/edge-of-stability"}
     section5 |= {"jacot/thm31-nc2-nc3"}
     assert set(claims) == figures | resnet | section5 | {"jacot/balancedness-rate"}
@@ -300,3 +301,28 @@ def test_resnet20_backbone_on_cifar_files(tmp_path):
     s = run_experiment(EXP, cfg, tmp_path / "run")
     assert [l["kind"] for l in s["layers"]] == ["backbone"] + ["nonlinear"] * 3 + ["linear"] * 3
     assert s["layers"][0]["balancedness"] is None and s["layers"][0]["negativity"] is None
+
+
+def test_resnet20_backbone_on_mnist_files(tmp_path):
+    """App. A Fig. 5's GPU preset (the ResNet20 depth sweep on MNIST: 1 x 28 x 28 images from the
+    user's IDX files) runs on a CPU with tiny files, widths and depths."""
+    from test_data_real import make_idx_dir
+
+    make_idx_dir(tmp_path / "mnist", n_train=60, n_test=30)
+    cfg = EXP.config(
+        "fig2-depth-resnet20-mnist-gpu",
+        [
+            f"data.data_dir={tmp_path}",
+            "train.epochs=1",
+            "measure_every=1",
+            "model.resnet_width=4",
+            "model.width=16",
+            "train.batch_size=30",
+            "sweep_values=[1, 2]",
+            "sweep_weight_decays=[0.001]",
+            "device=cpu",
+        ],
+    )
+    s = run_experiment(EXP, cfg, tmp_path / "run")
+    assert set(s["by_depth"]) == {"1", "2"} and s["layers"][0]["kind"] == "backbone"
+    assert [l["kind"] for l in s["layers"]][1:] == ["nonlinear", "linear", "linear"]

@@ -1,16 +1,19 @@
 """Claims of Jacot, Súkeník, Wang & Mondelli (ICLR 2025), §6, that the statement inventory
 (:mod:`nclab.reproduce.statements.jacot_statements`) found untested: NC3 in Fig. 1 (the third of the collapse
 metrics the section measures), Fig. 1's balancedness falling, plateauing and falling again after the
-learning-rate drop, Fig. 2's NC1 against the depth of the linear head, and Fig. 3's last
-nonlinear layer keeping its negativity at every depth. Each runs the presets of the claim that
+learning-rate drop, Fig. 2's NC1 against the depth of the linear head, Fig. 3's last
+nonlinear layer keeping its negativity at every depth, and App. A's Fig. 5 (Fig. 2's ResNet20
+sweep on MNIST, GPU only: it reuses jacot/fig2-depth's checks). Each runs the presets of the claim that
 covers the rest of its figure (:mod:`.jacot`); the derived scalars are
 :mod:`nclab.experiments.linear_head.summary`'s.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..checks import Check, Ratio
-from ..registry import Claim
+from ..registry import Claim, RunSpec
 from .jacot import CLAIMS as FIGURE_CLAIMS
 from .jacot import PAPER
 
@@ -252,3 +255,30 @@ CLAIMS = [
         "does: both ours.",
     ),
 ]
+CLAIMS.append(
+    dataclasses.replace(
+        _figure("jacot/fig2-depth"),
+        id="jacot/figA5-resnet20-mnist",
+        where="App. A, Fig. 5 (Fig. 2 with ResNet20 on MNIST)",
+        claim="With a ResNet20 backbone, one nonlinear layer and L2 linear layers on top, trained "
+        "on MNIST, NC2 of the last hidden layer improves as L2 grows, while the input of the "
+        "linear head gets slightly worse ('the results match the interpretations discussed in "
+        "Section 6').",
+        runs={
+            "main": RunSpec(
+                "linear-head",
+                quick=None,
+                full="fig2-depth-resnet20-mnist-gpu",
+                full_needs_gpu=True,
+            )
+        },
+        quick_seconds=0.0,
+        medium_seconds=0.0,
+        full_seconds=24 * 3600.0,
+        note="GPU only (MNIST files from data.data_dir or $NCLAB_DATA_DIR; nothing downloads): "
+        "Fig. 2's ResNet20 sweep (L2 = 1..6, weight decays 0.001 and 0.004, lr 0.001, 5 seeds) on "
+        "MNIST; the checks are jacot/fig2-depth's. No CPU rung: the CPU stand-in of the ResNet20 "
+        "sweep (fig2-depth-resnet20-digits, 10-15 min a network) is jacot/fig2-depth-resnet20's "
+        "medium and reads no MNIST.",
+    )
+)
