@@ -247,8 +247,11 @@ STATEMENTS = [
         "§5.2, after Proposition 5.3",
         "which implies that the learning rate must be smaller than",
         EXPERIMENT,
-        "needs full-batch GD above 2 r² K² / (L2 (s_K(Y) - ε1)²) to show it cannot interpolate "
-        "stably; the edge-of-stability sweep stays below it",
+        "needs full-batch GD above 2 r² K² / (L2 (s_K(Y) - ε1)²) (in nclab's mean-over-NK loss: "
+        "NK/2 times it) to show it cannot interpolate stably; the edge-of-stability sweep stays "
+        "below it, and GD at larger steps diverges: a probe sweep of edge-of-stability-quick with "
+        "eta_0 up to 300 stopped with non-finite pre-activations, since the linear-head "
+        "experiment raises on a diverged network instead of recording it as not interpolating",
     ),
     uncovered(
         f"{P}:lemma-c.1",
