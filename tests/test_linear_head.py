@@ -199,7 +199,9 @@ def test_claims_registered_and_judged():
     figures = {"jacot/fig1-mlp", "jacot/fig2-depth", "jacot/fig3-nonlinear-depth"}
     # the statement inventory's claims on the same runs (NC3, NC1 against L2, the last layer)
     figures |= {"jacot/fig1-nc3", "jacot/fig2-nc1-depth", "jacot/fig3-last-negativity"}
+    figures |= {"jacot/fig1-balancedness-plateau"}
     resnet = {"jacot/fig1-resnet20", "jacot/fig2-depth-resnet20"}  # GPU only: no quick preset
+    resnet |= {"jacot/figA5-resnet20-mnist"}
     section5 = {"jacot/conditioning-minimiser", "jacot/ntk-bound", "jacot/edge-of-stability"}
     section5 |= {"jacot/thm31-nc2-nc3"}
     assert set(claims) == figures | resnet | section5 | {"jacot/balancedness-rate"}
@@ -223,6 +225,32 @@ def test_claims_registered_and_judged():
     fake["main"]["by_depth"]["5"]["nc2_last"] = 9.0
     v, _ = verdict(claims["jacot/fig2-depth"], fake)
     assert v == "partial"
+
+
+def test_balancedness_windows_follow_the_logged_schedule():
+    """Fig. 1's three log-rates (plateau.py) on records shaped like the run's log: each record's
+    ``lr`` is the rate after its epoch's scheduler step, so the first record showing the small
+    rate is the drop; the linear pairs of L1 = 1, L2 = 3 are Z2 and Z3 (Z1 straddles the ReLU)."""
+    from nclab.experiments.linear_head.plateau import plateau_derived
+
+    def rec(epoch, log_b):
+        lr = 1e-3 if epoch < 80 else 1e-4
+        layers = {"Z1": {"balancedness": 5.0}, "Z2": {"balancedness": math.exp(log_b)}}
+        layers["Z3"] = {"balancedness": math.exp(log_b + 0.5)}
+        return {"epoch": epoch, "lr": lr, "layers": layers}
+
+    # falls at 0.05 per epoch up to 50, flat to the drop at 80, falls at 0.02 per epoch after
+    hist = [rec(e, -0.05 * min(e, 50) - 0.02 * max(e - 80, 0)) for e in range(10, 101, 10)]
+    d = plateau_derived({"L1": 1, "L2": 3}, hist)
+    assert d["balancedness_rate_before"] == pytest.approx(-0.05)  # window [10, 45]
+    assert d["balancedness_rate_plateau"] == pytest.approx(0.0, abs=1e-12)  # [62.5, 80]
+    assert d["balancedness_rate_after"] == pytest.approx(-0.02)  # [80, 100]
+    assert d["balancedness_after_over_before"] == pytest.approx(0.4)
+    assert d["balancedness_plateau_over_before"] == pytest.approx(0.0, abs=1e-10)
+    # no drop (a constant schedule), or no linear pair (L2 = 1): nothing to measure
+    flat = [{**r, "lr": 1e-3} for r in hist]
+    assert set(plateau_derived({"L1": 1, "L2": 3}, flat).values()) == {None}
+    assert set(plateau_derived({"L1": 3, "L2": 1}, hist).values()) == {None}
 
 
 def test_presets_resolve():
@@ -273,3 +301,28 @@ def test_resnet20_backbone_on_cifar_files(tmp_path):
     s = run_experiment(EXP, cfg, tmp_path / "run")
     assert [l["kind"] for l in s["layers"]] == ["backbone"] + ["nonlinear"] * 3 + ["linear"] * 3
     assert s["layers"][0]["balancedness"] is None and s["layers"][0]["negativity"] is None
+
+
+def test_resnet20_backbone_on_mnist_files(tmp_path):
+    """App. A Fig. 5's GPU preset (the ResNet20 depth sweep on MNIST: 1 x 28 x 28 images from the
+    user's IDX files) runs on a CPU with tiny files, widths and depths."""
+    from test_data_real import make_idx_dir
+
+    make_idx_dir(tmp_path / "mnist", n_train=60, n_test=30)
+    cfg = EXP.config(
+        "fig2-depth-resnet20-mnist-gpu",
+        [
+            f"data.data_dir={tmp_path}",
+            "train.epochs=1",
+            "measure_every=1",
+            "model.resnet_width=4",
+            "model.width=16",
+            "train.batch_size=30",
+            "sweep_values=[1, 2]",
+            "sweep_weight_decays=[0.001]",
+            "device=cpu",
+        ],
+    )
+    s = run_experiment(EXP, cfg, tmp_path / "run")
+    assert set(s["by_depth"]) == {"1", "2"} and s["layers"][0]["kind"] == "backbone"
+    assert [l["kind"] for l in s["layers"]][1:] == ["nonlinear", "linear", "linear"]

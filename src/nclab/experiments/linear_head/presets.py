@@ -207,6 +207,19 @@ PRESETS: dict[str, dict[str, Any]] = {
         "measure_every": 100,
         "checkpoint_every": 100,
     },
+    # App. A, Fig. 5: Fig. 2's ResNet20 sweep (one nonlinear layer, 1..6 linear layers, weight
+    # decays 0.001 and 0.004, lr 0.001) on MNIST (1 x 28 x 28 images)
+    "fig2-depth-resnet20-mnist-gpu": {
+        "data": {"name": "mnist"},
+        "model": {"backbone": "resnet20", "L1": 1, "width": 512, "bias": False},
+        "train": {"epochs": 2000, "lr": 1e-3, "optimizer": "sgd", "batch_size": 1000},
+        "sweep": "linear_depth",
+        "sweep_values": [1, 2, 3, 4, 5, 6],
+        "sweep_weight_decays": [1e-3, 4e-3],
+        "measure_from": 0,
+        "measure_every": 100,
+        "checkpoint_every": 100,
+    },
     "fig3-nonlinear-depth-mnist-gpu": {
         "data": {"name": "mnist"},
         "model": {"L2": 1, "width": 512, "bias": False},
@@ -238,6 +251,12 @@ PAPER_SETTINGS: dict[str, PaperSetting] = {
     ),
     "fig2-depth-resnet20-cifar10-gpu": PaperSetting(
         "§6, Fig. 2", _EPOCHS, unused=("train.weight_decay",), seeds=5
+    ),
+    "fig2-depth-resnet20-mnist-gpu": PaperSetting(
+        "App. A, Fig. 5 (Fig. 2's ResNet20 setting on MNIST)",
+        _EPOCHS,
+        unused=("train.weight_decay",),
+        seeds=5,
     ),
     "fig3-nonlinear-depth-mnist-gpu": PaperSetting(
         "§6, Fig. 3", (*_EPOCHS, "model.L2"), unused=("train.lr",), seeds=5

@@ -179,6 +179,13 @@ class Derived(Record):
     negativity_last: Num = None
     nc3_gap_last: Num = None
     nc3_gap_last_start: Num = None
+    # written since issue 26: Fig. 1's balancedness before the plateau, on it and after the
+    # learning-rate drop (:mod:`.plateau`; log-rates per epoch, None without a drop)
+    balancedness_rate_before: Num = None
+    balancedness_rate_plateau: Num = None
+    balancedness_rate_after: Num = None
+    balancedness_plateau_over_before: Num = None
+    balancedness_after_over_before: Num = None
 
 
 class Ddp(Record):

@@ -17,6 +17,9 @@ Derived scalars of one network (``derived``), L1 nonlinear and L2 linear layers,
   that of the last nonlinear layer Z_{L1},
 * ``nc3_gap_last`` / ``nc3_gap_last_start``: 1 - ``nc3_cos`` of Z_{L-1} with W_L (the paper's NC3,
   1 at perfect alignment) at the end / at the first measurement,
+* ``balancedness_rate_before`` / ``_plateau`` / ``_after`` and their ratios: the log-rates of the
+  linear head's balancedness before the plateau, on it and after the learning-rate drop
+  (:mod:`.plateau`; None without a drop),
 * with ``track_imbalance``, the per-step decay of the layer pairs' imbalance against
   (1 - lr wd)^2 (:mod:`.balance_rate`; None otherwise).
 """
@@ -33,6 +36,7 @@ from ..protocol import UnitResult
 from .balance_rate import rate_derived
 from .distributed import ranks_agree, setup_distributed
 from .minimiser import conditioning_derived
+from .plateau import plateau_derived
 from .sharpness import sharpness_derived
 
 SCALARS = ("train_mse", "train_acc", "test_acc")
@@ -69,6 +73,7 @@ def derived(summary: dict[str, Any], history: list[dict[str, Any]]) -> dict[str,
     lin_bal0 = [v for v in lin_bal0 if v is not None]
     extra = rate_derived(summary, history) | sharpness_derived(history)
     extra |= thm31_derived(summary.get("certificate") or {})
+    extra |= plateau_derived(summary, history)
     return (
         extra
         | conditioning_derived(summary)

@@ -1,15 +1,19 @@
 """Claims of Jacot, Súkeník, Wang & Mondelli (ICLR 2025), §6, that the statement inventory
 (:mod:`nclab.reproduce.statements.jacot_statements`) found untested: NC3 in Fig. 1 (the third of the collapse
-metrics the section measures), Fig. 2's NC1 against the depth of the linear head, and Fig. 3's last
-nonlinear layer keeping its negativity at every depth. Each runs the presets of the claim that
+metrics the section measures), Fig. 1's balancedness falling, plateauing and falling again after the
+learning-rate drop, Fig. 2's NC1 against the depth of the linear head, Fig. 3's last
+nonlinear layer keeping its negativity at every depth, and App. A's Fig. 5 (Fig. 2's ResNet20
+sweep on MNIST, GPU only: it reuses jacot/fig2-depth's checks). Each runs the presets of the claim that
 covers the rest of its figure (:mod:`.jacot`); the derived scalars are
 :mod:`nclab.experiments.linear_head.summary`'s.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..checks import Check, Ratio
-from ..registry import Claim
+from ..registry import Claim, RunSpec
 from .jacot import CLAIMS as FIGURE_CLAIMS
 from .jacot import PAPER
 
@@ -37,6 +41,22 @@ NC1_WHY = (
 NEGATIVITY_WHY = (
     "Fig. 3 shows the last layer's negativity kept at every depth, no number; at most a 1.25x "
     "fall from the shallowest to the deepest L1 is our reading of 'kept'"
+)
+
+#: "plateaus": the log-rate on the plateau at most this fraction of the fall's before it (ours)
+PLATEAU_FLAT = 0.25
+#: why the plateau's flatness is ours
+PLATEAU_WHY = (
+    "§6 says the balancedness 'plateaus' before the learning-rate drop, no number; a log-rate at "
+    "most a quarter of the exponential fall's before it is our reading of flat on Fig. 1's "
+    "log-scale plot"
+)
+#: where the windows come from (jacot/fig1-balancedness-plateau's note)
+WINDOWS = (
+    "Windows from the schedule (ten-fold drop at 80 % of the epochs, read from the logged lr): "
+    "before = the first half of the large-rate phase, plateau = its last quarter, after = from the "
+    "drop to the end; log-rates are least-squares slopes per epoch of the mean over the linear "
+    "pairs of log balancedness (nclab.experiments.linear_head.plateau)."
 )
 
 
@@ -95,6 +115,79 @@ CLAIMS = [
         ],
         note="§6 measures NC3 as 'the average cosine angle between the rows of a weight matrix "
         "and the columns of the preceding class-mean matrix'; the level 0.9 and the 2x are ours.",
+    ),
+    _like(
+        "jacot/fig1-mlp",
+        id="jacot/fig1-balancedness-plateau",
+        where="§6, Fig. 1 ('Linear layers are increasingly balanced throughout training')",
+        claim="Training the MLP with MSE and weight decay, the linear layers' balancedness "
+        "decreases exponentially, plateaus at a small value while the learning rate is large, "
+        "and decreases exponentially again, at a smaller rate than at first, after the "
+        "learning-rate drop.",
+        measured={
+            "log-rate per epoch before the plateau": "derived.balancedness_rate_before",
+            "log-rate per epoch on the plateau (last quarter before the drop)": (
+                "derived.balancedness_rate_plateau"
+            ),
+            "log-rate per epoch after the drop": "derived.balancedness_rate_after",
+            "|plateau rate| / |rate before|": "derived.balancedness_plateau_over_before",
+            "rate after / rate before": "derived.balancedness_after_over_before",
+            "max balancedness of the linear head, first measurement": (
+                "derived.balancedness_linear_start"
+            ),
+            "max balancedness of the linear head, end": "derived.balancedness_linear_max",
+        },
+        paper_values={
+            "balancedness (§6)": '"exponentially decreases until it plateaus at a rather small '
+            "value (due to the large learning rate) and then again it exponentially decreases at "
+            'a smaller rate after reducing the learning rate"',
+        },
+        checks=[
+            Check(
+                "before the plateau the balancedness falls exponentially (log-rate < 0)",
+                "derived.balancedness_rate_before",
+                "<",
+                0.0,
+                name="falls-before-plateau",
+                source="§6, Fig. 1: 'exponentially decreases' (a negative log-rate)",
+            ),
+            Check(
+                f"it plateaus before the drop: |log-rate| there at most {PLATEAU_FLAT:g}x the "
+                "fall's before it",
+                "derived.balancedness_plateau_over_before",
+                "<=",
+                PLATEAU_FLAT,
+                name="plateau-flat",
+                ours=PLATEAU_WHY,
+            ),
+            Check(
+                "after the drop it falls again: the plateau's log-rate is above (flatter than) "
+                "the after-drop one",
+                "derived.balancedness_rate_plateau",
+                ">",
+                ref="derived.balancedness_rate_after",
+                name="plateau-flatter-than-after",
+            ),
+            Check(
+                "after the drop the balancedness falls exponentially (log-rate < 0)",
+                "derived.balancedness_rate_after",
+                "<",
+                0.0,
+                name="falls-after-drop",
+                source="§6, Fig. 1: 'then again it exponentially decreases' (a negative log-rate)",
+            ),
+            Check(
+                "after the drop it falls at a smaller rate than before the plateau (rate after / "
+                "rate before < 1)",
+                "derived.balancedness_after_over_before",
+                "<",
+                1.0,
+                name="after-slower-than-before",
+                source="§6, Fig. 1: 'at a smaller rate' (a ratio below 1)",
+            ),
+        ],
+        note=WINDOWS + " The quick and medium presets train with Adam (the paper: SGD, 10000 "
+        "epochs on MNIST, fig1-mlp-mnist-gpu).",
     ),
     _like(
         "jacot/fig2-depth",
@@ -162,3 +255,30 @@ CLAIMS = [
         "does: both ours.",
     ),
 ]
+CLAIMS.append(
+    dataclasses.replace(
+        _figure("jacot/fig2-depth"),
+        id="jacot/figA5-resnet20-mnist",
+        where="App. A, Fig. 5 (Fig. 2 with ResNet20 on MNIST)",
+        claim="With a ResNet20 backbone, one nonlinear layer and L2 linear layers on top, trained "
+        "on MNIST, NC2 of the last hidden layer improves as L2 grows, while the input of the "
+        "linear head gets slightly worse ('the results match the interpretations discussed in "
+        "Section 6').",
+        runs={
+            "main": RunSpec(
+                "linear-head",
+                quick=None,
+                full="fig2-depth-resnet20-mnist-gpu",
+                full_needs_gpu=True,
+            )
+        },
+        quick_seconds=0.0,
+        medium_seconds=0.0,
+        full_seconds=24 * 3600.0,
+        note="GPU only (MNIST files from data.data_dir or $NCLAB_DATA_DIR; nothing downloads): "
+        "Fig. 2's ResNet20 sweep (L2 = 1..6, weight decays 0.001 and 0.004, lr 0.001, 5 seeds) on "
+        "MNIST; the checks are jacot/fig2-depth's. No CPU rung: the CPU stand-in of the ResNet20 "
+        "sweep (fig2-depth-resnet20-digits, 10-15 min a network) is jacot/fig2-depth-resnet20's "
+        "medium and reads no MNIST.",
+    )
+)
