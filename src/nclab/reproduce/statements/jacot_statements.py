@@ -249,11 +249,16 @@ STATEMENTS = [
         "§5.2, after Proposition 5.3",
         "which implies that the learning rate must be smaller than",
         EXPERIMENT,
-        "needs full-batch GD above 2 r² K² / (L2 (s_K(Y) - ε1)²) (in nclab's mean-over-NK loss: "
-        "NK/2 times it) to show it cannot interpolate stably; the edge-of-stability sweep stays "
-        "below it, and GD at larger steps diverges: a probe sweep of edge-of-stability-quick with "
+        "needs full-batch GD above 2 r² K² / (L2 (s_K(Y) - ε1)²) to show it cannot interpolate "
+        "stably. In nclab's loss (the mean over N K entries, coupled weight decay wd) the "
+        "objective is 2/(NK) times the paper's C_λ with λ = N K wd / 2, so its Hessian is 2/(NK) "
+        "times the paper's and the bound on nclab's step is exactly N K / 2 times the paper's "
+        "(r, ε1 and s_K(Y) unchanged). The edge-of-stability sweep (η = 0.5, 2, 4) stays below "
+        "it, and GD at larger steps diverges: a probe sweep of edge-of-stability-quick with "
         "eta_0 up to 300 stopped with non-finite pre-activations, since the linear-head "
-        "experiment raises on a diverged network instead of recording it as not interpolating",
+        "experiment raises on a diverged network instead of recording it as not interpolating "
+        "(recording it needs a diverged unit's summary, its aggregation over seeds, the sweep "
+        "summary and figures to allow one: not done yet)",
     ),
     uncovered(
         f"{P}:lemma-c.1",
