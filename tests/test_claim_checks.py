@@ -82,6 +82,14 @@ SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
         "data.test_samples_per_class": 10,
         "measure_every": 20,
     },
+    # Theorem 4.4's time: weight decays 20x the preset's and levels eps2 the shorter run reaches,
+    # so that every time and exponent is a number
+    ("linear-head", "thm44-time-quick"): {
+        "train.epochs": 600,
+        "measure_every": 20,
+        "sweep_weight_decays": [0.02, 0.04, 0.08],
+        "imbalance_eps2": [1.0, 0.3, 0.1],
+    },
     # the GUFM-MSE sublevel sets: a shorter search (the same samplers and summary)
     ("ufm", "gufm-mse-rates-quick"): {"rates.iters": 40, "rates.descent_steps": 200},
     # the Zipf problem at K = 1000: the summary's structure is the same at K = 300

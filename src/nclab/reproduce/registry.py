@@ -46,6 +46,7 @@ CLAIM_MODULES = (
     "nclab.reproduce.claims.jacot",
     "nclab.reproduce.claims.jacot_beyond",
     "nclab.reproduce.claims.jacot_inventory",
+    "nclab.reproduce.claims.jacot_dynamics",
 )
 
 REPRODUCED, PARTIAL, NOT_REPRODUCED, FAILED, NEEDS_GPU = (

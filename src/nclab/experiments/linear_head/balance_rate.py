@@ -24,6 +24,24 @@ turns the records into the derived scalars the claim ``jacot/balancedness-rate``
   total fall (first record to last) of its final value, over the run's epochs (phase 1's end);
 * ``imbalance_settled_fraction``: the same for :math:`\log\|D_\ell\|` (the latest linear pair):
   phase 2's end. Phase 1 before phase 2: the first well below the second.
+
+With ``imbalance_eps2`` (levels :math:`\epsilon_2`, decreasing), :func:`time_derived` measures the
+time of Theorem 4.4's (10), :math:`\eta k` (the step times the number of steps), for the linear
+pairs to become :math:`\epsilon_2`-balanced, :math:`\max_\ell \|D_\ell\|_{op} \le \epsilon_2`
+(Theorem 3.1's balancedness, :math:`\ell = L_1+1, \dots, L-1`), and to stay so to the end:
+
+* ``imbalance_time_eps2``: that time at the first (largest) level, ``imbalance_time_eps2_last`` at
+  the last (smallest); between records :math:`\log\max_\ell\|D_\ell\|` is interpolated
+  linearly in the step; None if a level is not reached by the end;
+* ``imbalance_time_per_log_eps2``: the least-squares slope of that time against
+  :math:`\log(1/\epsilon_2)` over the levels; Theorem 4.4 makes it of order :math:`1/\lambda`
+  (the exact recursion above, :math:`(1-\eta\lambda)^2` per step: :math:`1/(2\lambda)`);
+* ``imbalance_time_per_log_eps2_times_wd``: that slope times the weight decay (of order 1).
+
+In nclab's convention (loss the mean over N K entries, weight decay ``wd`` of the optimiser)
+:math:`\eta\,\mathrm{wd}` is the paper's :math:`\eta\lambda`, so the time :math:`\eta k` and
+:math:`1/\mathrm{wd}` are the paper's :math:`\eta k` and :math:`1/\lambda` times one and the same
+factor: exponents in :math:`\lambda` and the product above do not depend on the convention.
 """
 
 from __future__ import annotations
@@ -40,6 +58,12 @@ KEYS = (
     "imbalance_end_over_start",
     "loss_settled_fraction",
     "imbalance_settled_fraction",
+)
+TIME_KEYS = (
+    "imbalance_time_eps2",
+    "imbalance_time_eps2_last",
+    "imbalance_time_per_log_eps2",
+    "imbalance_time_per_log_eps2_times_wd",
 )
 
 
@@ -112,3 +136,57 @@ def rate_derived(summary: dict[str, Any], history: list[dict[str, Any]]) -> dict
         k = max(_settled_index([math.log(x) for x in v]) for v in linear)
         out["imbalance_settled_fraction"] = recs[k]["epoch"] / summary["epochs"]
     return out
+
+
+def _reach_step(steps: list[float], values: list[float], level: float) -> float | None:
+    """The step after which ``values`` (positive) stay <= ``level``: log-linear interpolation
+    between the last record above it and the next; the first record's step if none is above;
+    None if the last record is above."""
+    if values[-1] > level:
+        return None
+    above = [i for i, v in enumerate(values) if v > level]
+    if not above:
+        return steps[0]
+    i = above[-1]
+    la, lb, lc = math.log(values[i]), math.log(values[i + 1]), math.log(level)
+    return steps[i] + (steps[i + 1] - steps[i]) * (la - lc) / (la - lb)
+
+
+def time_derived(
+    summary: dict[str, Any], history: list[dict[str, Any]], levels: list[float]
+) -> dict[str, Any]:
+    """The times above (``TIME_KEYS``) of one network; all None without ``levels``, without
+    linear pairs (L2 >= 2) or without records of ``imbalance``. A record at (0-based) epoch e
+    follows (e + 1) epochs of training."""
+    out: dict[str, Any] = dict.fromkeys(TIME_KEYS)
+    recs = [r for r in history if r.get("imbalance")]
+    if not levels or len(recs) < 2:
+        return out
+    straddle = summary["L1"] >= 1
+    pairs = [r["imbalance"][1:] if straddle else r["imbalance"] for r in recs]
+    if not pairs[0]:
+        return out
+    lr, spe = summary["lr"], summary.get("steps_per_epoch", 1)
+    steps = [(r["epoch"] + 1) * spe for r in recs]
+    worst = [max(p) for p in pairs]
+    if min(worst) <= 0.0:
+        return out
+    times = [None if (k := _reach_step(steps, worst, e)) is None else lr * k for e in levels]
+    out["imbalance_time_eps2"], out["imbalance_time_eps2_last"] = times[0], times[-1]
+    if len(levels) >= 2 and all(t is not None for t in times):
+        slope = _slope([math.log(1.0 / e) for e in levels], times)
+        out["imbalance_time_per_log_eps2"] = slope
+        out["imbalance_time_per_log_eps2_times_wd"] = slope * summary["weight_decay"]
+    return out
+
+
+def scaling_exponent(wds: list[float], values: list[float | None]) -> float | None:
+    """The least-squares slope of log(value) against log(weight decay) (None unless every value
+    is positive and there are two distinct weight decays).
+
+    >>> round(scaling_exponent([1e-3, 2e-3, 4e-3], [8.0, 4.0, 2.0]), 12)
+    -1.0
+    """
+    if len(set(wds)) < 2 or any(v is None or not v > 0 for v in values):
+        return None
+    return _slope([math.log(w) for w in wds], [math.log(v) for v in values])

@@ -11,7 +11,7 @@ from ...config import Config
 from ..common.config import ExperimentConfig, RealDataCfg, ScheduleCfg
 from ..common.config import TrainCfg as BaseTrainCfg
 
-Sweep = Literal["none", "linear_depth", "nonlinear_depth", "lr"]
+Sweep = Literal["none", "linear_depth", "nonlinear_depth", "lr", "weight_decay"]
 
 
 class DataCfg(RealDataCfg):
@@ -65,6 +65,9 @@ class LinearHeadConfig(ExperimentConfig):
     # log ||W_(l+1)^T W_(l+1) - W_l W_l^T||_op of the pairs l >= L1 with every record
     # (balance_rate.py: the per-step decay against (1 - lr wd)^2)
     track_imbalance: bool = False
+    # with track_imbalance: the levels eps2 of max_l ||D_l||_op (linear pairs) whose reaching
+    # time (lr x steps) is reported (balance_rate.py; Jacot et al.'s Theorem 4.4, time (10))
+    imbalance_eps2: list[float] = Field(default_factory=list)
     # log the top Hessian eigenvalue of the training objective with every record (sharpness.py:
     # the edge of stability, sharpness against 2 / lr), Lanczos steps per estimate
     track_sharpness: bool = False

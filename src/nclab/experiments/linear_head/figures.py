@@ -1,7 +1,8 @@
 """Figures of the linear-head experiment, as in Jacot et al. (ICLR 2025): metrics per layer over
 training with ±1 std bands over seeds (Fig. 1 / Fig. 4), class-mean Gram heatmaps of the linear head,
 metrics against the linear depth (Fig. 2) and the nonlinear depth (Fig. 3), and the edge of
-stability (sharpness against 2 / lr). Drawn from the run directory: the summary, each unit's job
+stability (sharpness against 2 / lr), Theorem 4.4's time to balancedness against the weight decay.
+Drawn from the run directory: the summary, each unit's job
 and logged records."""
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def figures(cfg, run: RunDir, summary: dict[str, Any], units: Sequence[UnitResul
         return collapse_figures(cfg, results, summary, run)
     if cfg.sweep == "lr":
         return [lr_figure(cfg, results, summary, run)]
+    if cfg.sweep == "weight_decay":
+        return [wd_figure(cfg, results, summary, run)]
     return [depth_figure(cfg, summary, run)]
 
 
@@ -177,3 +180,57 @@ def _depth_series(
         ss = [r["std"]["derived"].get(d) or 0.0 for r in recs if r["derived"].get(d) is not None]
         series[f"{other} {o:g}"] = (xs, ms, ss)
     return series
+
+
+def wd_figure(
+    cfg, results: list[tuple[dict, dict, list]], summary: dict[str, Any], run_dir: RunDir
+) -> Path:
+    """Theorem 4.4's time: the linear pairs' max ||D_l||_op against the time lr x steps per
+    weight decay (seed 0's, the levels imbalance_eps2 as lines), and the time to reach the first
+    and last level against the weight decay, log-log, beside a 1 / wd line (±1 std over seeds)."""
+    curves = {}
+    for job, s, hist in results:
+        if job["seed"] != cfg.seed:
+            continue
+        recs = [r for r in hist if r.get("imbalance")]
+        lin = 1 if job["L1"] >= 1 else 0
+        pts = [
+            (job["lr"] * (r["epoch"] + 1) * s.get("steps_per_epoch", 1), max(r["imbalance"][lin:]))
+            for r in recs
+            if r["imbalance"][lin:]
+        ]
+        if pts:
+            curves[f"wd {job['weight_decay']:g}"] = ([p[0] for p in pts], [p[1] for p in pts])
+    levels = [(e, f"eps2 = {e:g}") for e in cfg.imbalance_eps2]
+    rows = sorted(summary.get("by_wd", {}).values(), key=lambda r: r["weight_decay"])
+    times = {}
+    for key, label in (
+        ("imbalance_time_eps2", "first level"),
+        ("imbalance_time_eps2_last", "last"),
+    ):
+        ok = [r for r in rows if r.get(key) is not None]
+        if ok:
+            std = [(r.get("std") or {}).get(key) or 0.0 for r in ok]
+            times[label] = ([r["weight_decay"] for r in ok], [r[key] for r in ok], std)
+    ok = [r for r in rows if r.get("imbalance_time_eps2") is not None]
+    if ok:  # a 1 / wd line through the smallest weight decay's time
+        w0, t0 = ok[0]["weight_decay"], ok[0]["imbalance_time_eps2"]
+        times["1 / wd"] = (
+            [r["weight_decay"] for r in ok],
+            [t0 * w0 / r["weight_decay"] for r in ok],
+        )
+    panels = [
+        Panel(
+            "max over linear pairs of ||D_l||_op",
+            curves,
+            xlabel="time lr x steps",
+            logy=True,
+            hlines=levels,
+        ),
+        Panel("time to reach eps2", times, xlabel="weight decay", logx=True, logy=True),
+    ]
+    return save_panels(
+        run_dir.figures / "time_to_balance.png",
+        panels,
+        suptitle=f"{cfg.data.name}: Theorem 4.4's time against the weight decay (±1 std over seeds)",
+    )

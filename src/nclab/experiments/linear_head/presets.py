@@ -117,6 +117,46 @@ PRESETS: dict[str, dict[str, Any]] = {
         "checkpoint_every": 2000,
         "track_imbalance": True,
     },
+    # Thm 4.4, the time (10): full-batch GD at one step over several weight decays, the time
+    # (lr x steps) for the linear pairs' max ||D_l||_op to reach the levels imbalance_eps2
+    # (balance_rate.time_derived): of order log(1/lambda) + log(1/eps2) / lambda
+    # (small weight decays: every network interpolates; at 8e-3 the quick one did not)
+    "thm44-time-quick": {
+        "data": {"name": "digits", "samples_per_class": 20, "test_samples_per_class": 10},
+        "model": {"L1": 1, "L2": 3, "width": 32, "head_width": 16},
+        "train": {
+            "epochs": 28000,
+            "lr": 0.2,
+            "weight_decay": 1e-3,
+            "optimizer": "sgd",
+            "momentum": 0.0,
+            "schedule": {"kind": "constant"},
+        },
+        "sweep": "weight_decay",
+        "sweep_weight_decays": [1e-3, 2e-3, 4e-3],
+        "measure_every": 100,
+        "checkpoint_every": 5000,
+        "track_imbalance": True,
+        "imbalance_eps2": [1e-1, 1e-2, 1e-3],
+    },
+    "thm44-time": {
+        "data": {"name": "digits"},
+        "model": {"L1": 2, "L2": 3, "width": 64, "head_width": 32},
+        "train": {
+            "epochs": 60000,
+            "lr": 0.2,
+            "weight_decay": 5e-4,
+            "optimizer": "sgd",
+            "momentum": 0.0,
+            "schedule": {"kind": "constant"},
+        },
+        "sweep": "weight_decay",
+        "sweep_weight_decays": [5e-4, 1e-3, 2e-3, 4e-3],
+        "measure_every": 200,
+        "checkpoint_every": 5000,
+        "track_imbalance": True,
+        "imbalance_eps2": [1e-1, 1e-2, 1e-3],
+    },
     # Fig. 1 / Fig. 2 with a ResNet20 backbone on a CPU: a narrow ResNet20 (base width 4) on the
     # 8 x 8 digits images, Adam, mini-batches of 100 (the paper: width 16, CIFAR-10, SGD: *-gpu)
     "fig1-resnet20-digits": {

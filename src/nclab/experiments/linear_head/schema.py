@@ -114,6 +114,7 @@ class Network(UnitRecord):
     epochs: int
     steps_per_epoch: int
     conditioning: Conditioning | None = None  # with ``conditioning``
+    imbalance_eps2: list[float] | None = None  # with ``imbalance_eps2``
 
 
 class Derived(Record):
@@ -127,6 +128,12 @@ class Derived(Record):
     imbalance_end_over_start: Num
     loss_settled_fraction: Num
     imbalance_settled_fraction: Num
+    # the time to reach levels eps2 of imbalance (:func:`.balance_rate.time_derived`, with
+    # ``imbalance_eps2``)
+    imbalance_time_eps2: Num = None
+    imbalance_time_eps2_last: Num = None
+    imbalance_time_per_log_eps2: Num = None
+    imbalance_time_per_log_eps2_times_wd: Num = None
     # the edge of stability (:mod:`.sharpness`, with ``track_sharpness``)
     eos_ratio_late: Num
     eos_ratio_max: Num
@@ -217,6 +224,17 @@ class SweepPoint(Group):
     lr: float | None = None
 
 
+class TimeScaling(Record):
+    """Theorem 4.4's time against the weight decay over a weight-decay sweep
+    (:func:`.summary.time_scaling`): exponents (log-log slopes) and wd x time per log(1/eps2)."""
+
+    exponent_time_eps2: Num
+    exponent_time_eps2_last: Num
+    exponent_time_per_log_eps2: Num
+    time_per_log_eps2_times_wd_min: Num
+    time_per_log_eps2_times_wd_max: Num
+
+
 class Row(Derived):
     """One depth (``by_depth.<L>``) or step size (``by_lr``, keyed by rank: select it by its
     step, ``by_lr[lr0=12]``): the derived scalars over its networks, their ``std``, scores."""
@@ -228,6 +246,7 @@ class Row(Derived):
     lr0: float | None = None  # step-size sweeps: the step before division by L2
     lr: float | None = None
     train_acc: Num = None
+    weight_decay: float | None = None  # weight-decay sweeps: the sweep's value
 
 
 class LinearHeadSummary(Group, Summary):
@@ -243,10 +262,12 @@ class LinearHeadSweepSummary(Summary):
     """A sweep (:func:`.summary.sweep_summary`): every point, one row per depth (or step), and the
     deepest networks' (or largest step's) layers, derived scalars and certificate."""
 
-    sweep_kind: Literal["linear_depth", "nonlinear_depth", "lr"]
+    sweep_kind: Literal["linear_depth", "nonlinear_depth", "lr", "weight_decay"]
     sweep: list[SweepPoint]
     by_depth: keyed(Row, r"\d+", "a depth") | None = None
     by_lr: keyed(Row, r"\d+", "a rank of the step sizes (0: the smallest)") | None = None
+    by_wd: keyed(Row, r"\d+", "a rank of the weight decays (0: the smallest)") | None = None
+    time_scaling: TimeScaling | None = None  # weight-decay sweeps
     layers: list[Layer]
     train_mse: Num
     train_acc: Num

@@ -21,7 +21,16 @@ Derived scalars of one network (``derived``), L1 nonlinear and L2 linear layers,
   linear head's balancedness before the plateau, on it and after the learning-rate drop
   (:mod:`.plateau`; None without a drop),
 * with ``track_imbalance``, the per-step decay of the layer pairs' imbalance against
-  (1 - lr wd)^2 (:mod:`.balance_rate`; None otherwise).
+  (1 - lr wd)^2 (:mod:`.balance_rate`; None otherwise), and with ``imbalance_eps2`` the time
+  (lr x steps) to reach those levels of imbalance (:func:`.balance_rate.time_derived`).
+
+A weight-decay sweep (``sweep = "weight_decay"``) adds ``by_wd`` (one row per weight decay, keyed
+by rank, 0 = the smallest) and ``time_scaling``: the exponents of Theorem 4.4's time in the weight
+decay, the least-squares slopes over the sweep of log(seed-mean value) against log(wd):
+``exponent_time_eps2`` (the time to the first level), ``exponent_time_eps2_last`` (to the last),
+``exponent_time_per_log_eps2`` (of the time per unit of log(1/eps2)), and the smallest and largest
+over the weight decays of wd x the time per unit of log(1/eps2)
+(``time_per_log_eps2_times_wd_min`` / ``_max``).
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..protocol import UnitResult
-from .balance_rate import rate_derived
+from .balance_rate import rate_derived, scaling_exponent, time_derived
 from .distributed import ranks_agree, setup_distributed
 from .minimiser import conditioning_derived
 from .plateau import plateau_derived
@@ -72,6 +81,7 @@ def derived(summary: dict[str, Any], history: list[dict[str, Any]]) -> dict[str,
     lin_bal = [v for v in lin_bal if v is not None]
     lin_bal0 = [v for v in lin_bal0 if v is not None]
     extra = rate_derived(summary, history) | sharpness_derived(history)
+    extra |= time_derived(summary, history, summary.get("imbalance_eps2") or [])
     extra |= thm31_derived(summary.get("certificate") or {})
     extra |= plateau_derived(summary, history)
     return (
@@ -205,8 +215,10 @@ def results_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, An
 def sweep_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]:
     """A depth sweep: one record per (depth, weight decay or learning rate), one per depth
     (``by_depth``: the derived scalars), and the layers of the deepest networks."""
-    key = {"linear_depth": "L2", "nonlinear_depth": "L1", "lr": "lr0"}[cfg.sweep]
-    other = "lr" if cfg.sweep == "nonlinear_depth" else "wd_group"
+    key = {"linear_depth": "L2", "nonlinear_depth": "L1", "lr": "lr0", "weight_decay": "wd_group"}[
+        cfg.sweep
+    ]
+    other = "lr" if cfg.sweep in ("nonlinear_depth", "weight_decay") else "wd_group"
     groups: dict[tuple, list] = defaultdict(list)
     depth: dict[int, list] = defaultdict(list)
     for job, s, h in results:
@@ -215,14 +227,17 @@ def sweep_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]
     out: dict[str, Any] = {"sweep": []}
     for (v, o), grp in groups.items():
         rec = aggregate(grp)
-        rec.update({key: v, "weight_decay" if other == "wd_group" else "lr": o})
+        name = "weight_decay" if key == "wd_group" else key
+        rec.update({name: v, "weight_decay" if other == "wd_group" else "lr": o})
         out["sweep"].append(rec)
-    by = "by_lr" if cfg.sweep == "lr" else "by_depth"
+    by = {"lr": "by_lr", "weight_decay": "by_wd"}.get(cfg.sweep, "by_depth")
+    ranked = cfg.sweep in ("lr", "weight_decay")
     out[by] = {}
     for i, (v, grp) in enumerate(sorted(depth.items())):
         agg = aggregate(grp)
-        # a learning-rate sweep is keyed by position (0 = smallest): a float has a dot
-        out[by][str(i) if cfg.sweep == "lr" else str(v)] = {
+        # a learning-rate or weight-decay sweep is keyed by position (0 = smallest): a float has
+        # a dot
+        out[by][str(i) if ranked else str(v)] = {
             **agg["derived"],
             "std": agg["std"]["derived"],
             "test_acc": agg["test_acc"],
@@ -231,11 +246,40 @@ def sweep_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]
         }
         if cfg.sweep == "lr":
             out[by][str(i)] |= {"lr0": v, "lr": grp[0][0]["lr"], "train_acc": agg["train_acc"]}
+        if cfg.sweep == "weight_decay":
+            out[by][str(i)] |= {
+                "weight_decay": v,
+                "lr": grp[0][0]["lr"],
+                "train_acc": agg["train_acc"],
+            }
+    if cfg.sweep == "weight_decay":
+        out["time_scaling"] = time_scaling(list(out[by].values()))
     deepest = max(depth)
     top = aggregate(depth[deepest])
     for k in ("layers", "train_mse", "train_acc", "test_acc", "certificate", "derived"):
         out[k] = top[k]
     out["std"] = {**top["std"], by: {v: d["std"] for v, d in out[by].items()}}
-    what = "the largest step" if cfg.sweep == "lr" else "the deepest"
+    what = {"lr": "the largest step", "weight_decay": "the largest weight decay"}.get(
+        cfg.sweep, "the deepest"
+    )
     out["layers_from"] = f"{key} = {deepest} ({what} of the sweep)"
     return out
+
+
+def time_scaling(rows: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Theorem 4.4's time against the weight decay over a weight-decay sweep's rows (``by_wd``):
+    the exponents and extremes the module docstring names (None where a row lacks a value)."""
+    wds = [r["weight_decay"] for r in rows]
+
+    def exponent(key: str) -> float | None:
+        return scaling_exponent(wds, [r.get(key) for r in rows])
+
+    prods = [r.get("imbalance_time_per_log_eps2_times_wd") for r in rows]
+    have = all(p is not None for p in prods) and prods
+    return {
+        "exponent_time_eps2": exponent("imbalance_time_eps2"),
+        "exponent_time_eps2_last": exponent("imbalance_time_eps2_last"),
+        "exponent_time_per_log_eps2": exponent("imbalance_time_per_log_eps2"),
+        "time_per_log_eps2_times_wd_min": min(prods) if have else None,
+        "time_per_log_eps2_times_wd_max": max(prods) if have else None,
+    }

@@ -203,6 +203,8 @@ def train(cfg: LinearHeadConfig, unit: Unit, run_dir: RunDir, context) -> dict[s
         epochs=cfg.train.epochs,
         steps_per_epoch=-(-u.N // u.B),
     )
+    if cfg.imbalance_eps2:  # the levels of balance_rate.time_derived
+        summary["imbalance_eps2"] = list(cfg.imbalance_eps2)
     if cfg.conditioning:
         summary["conditioning"] = conditioning_report(cfg, u.model, u.x, u.y, u.K, u.wd)
     return summary

@@ -39,6 +39,18 @@ def check(cfg: LinearHeadConfig) -> None:
         raise ConfigError(f"data.num_classes must be in 2..{CLASSES}, got {k}")
     if cfg.sweep == "lr" and not cfg.sweep_lrs:
         raise ConfigError("sweep = 'lr' needs sweep_lrs (the learning rates)")
+    if cfg.sweep == "weight_decay" and len(set(cfg.sweep_weight_decays)) < 2:
+        raise ConfigError(
+            "sweep = 'weight_decay' needs sweep_weight_decays with at least two distinct values, "
+            f"got {cfg.sweep_weight_decays}"
+        )
+    if cfg.sweep == "weight_decay" and any(not (w > 0) for w in cfg.sweep_weight_decays):
+        raise ConfigError(f"sweep_weight_decays must be > 0, got {cfg.sweep_weight_decays}")
+    eps2 = cfg.imbalance_eps2
+    if eps2 and (any(not (e > 0) for e in eps2) or eps2 != sorted(set(eps2), reverse=True)):
+        raise ConfigError(f"imbalance_eps2 must be positive and strictly decreasing, got {eps2}")
+    if eps2 and not cfg.track_imbalance:
+        raise ConfigError("imbalance_eps2 needs track_imbalance = true (the imbalance records)")
     if cfg.sweep in ("linear_depth", "nonlinear_depth") and not cfg.sweep_values:
         raise ConfigError(f"sweep = {cfg.sweep!r} needs sweep_values (the depths)")
     for job in jobs(cfg):
@@ -75,6 +87,8 @@ def jobs(cfg: LinearHeadConfig) -> list[dict[str, Any]]:
         ]
     if cfg.sweep == "lr":
         return _lr_jobs(cfg, seeds, per)
+    if cfg.sweep == "weight_decay":
+        return _wd_jobs(cfg, seeds, per)
     wds = cfg.sweep_weight_decays or [cfg.train.weight_decay]
     lrs = cfg.sweep_lrs or [cfg.train.lr]
     out = []
@@ -115,5 +129,25 @@ def _lr_jobs(cfg: LinearHeadConfig, seeds: list[int], per: int) -> list[dict[str
             "wd_group": wd,
         }
         for lr in cfg.sweep_lrs
+        for s in seeds
+    ]
+
+
+def _wd_jobs(cfg: LinearHeadConfig, seeds: list[int], per: int) -> list[dict[str, Any]]:
+    """A weight-decay sweep at fixed depths and step: one job per (wd in sweep_weight_decays,
+    seed); ``wd_group`` keeps the sweep's value (``wd_over_depth`` divides the job's by L)."""
+    m = cfg.model
+    L = m.L1 + m.L2
+    return [
+        {
+            "label": f"wd-{wd:g}_seed-{s}",
+            "seed": s,
+            "L1": m.L1,
+            "L2": m.L2,
+            "weight_decay": wd / L if cfg.wd_over_depth else wd,
+            "lr": cfg.train.lr / per,
+            "wd_group": wd,
+        }
+        for wd in cfg.sweep_weight_decays
         for s in seeds
     ]
