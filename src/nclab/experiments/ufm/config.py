@@ -123,6 +123,7 @@ def check(cfg: UFMConfig) -> None:
             "the GUFM (model.layernorm=true) has one weight layer, no bias and no feature "
             "weight decay: set model.depth=1, model.bias='none', model.lambda_h=0"
         )
+    _check_unregularised(cfg)
     if cfg.phase.points < 0 or (cfg.phase.points and not 0 < cfg.phase.lo < cfg.phase.hi):
         raise ConfigError(f"phase needs points >= 0 and 0 < lo < hi, got {cfg.phase}")
     if cfg.phase.points and cfg.model.layernorm:
@@ -133,6 +134,34 @@ def check(cfg: UFMConfig) -> None:
         _check_bias_sweep(cfg)
     if cfg.fixed_features.ns:
         _check_fixed_features(cfg)
+
+
+def _check_unregularised(cfg: UFMConfig) -> None:
+    """λ_W = λ_H = 0 is allowed for the plain bias-free MSE UFM only (Tirer & Bruna §2: GD
+    then converges to an interpolating point, a global minimiser that need not be collapsed);
+    one of the two at 0 alone has no minimiser (the loss tends to 0 as W -> 0, H -> ∞ or back)."""
+    m = cfg.model
+    if m.layernorm or (m.lambda_w != 0 and m.lambda_h != 0):
+        return
+    if m.lambda_w < 0 or m.lambda_h < 0:
+        return  # the solver rejects negative weight decays with its own message
+    if not (
+        m.lambda_w == 0
+        and m.lambda_h == 0
+        and m.depth == 1
+        and m.loss == "mse"
+        and m.bias == "none"
+        and not cfg.phase.points
+        and not cfg.bias_sweep.points
+        and not cfg.fixed_features.ns
+    ):
+        raise ConfigError(
+            "a zero weight decay is allowed only as the unregularised plain UFM: "
+            "model.lambda_w = model.lambda_h = 0 with model.depth=1, model.loss='mse', "
+            "model.bias='none' and no phase / bias_sweep / fixed_features; got "
+            f"lambda_w={m.lambda_w}, lambda_h={m.lambda_h}, depth={m.depth}, loss={m.loss!r}, "
+            f"bias={m.bias!r}"
+        )
 
 
 def _check_fixed_features(cfg: UFMConfig) -> None:

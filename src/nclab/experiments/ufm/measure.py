@@ -29,6 +29,13 @@ OF_KEYS = ("nc1", "nc2_etf", "nc2_of", "nc2_w_of", "nc3_of")  # orthogonal frame
 ETF_KEYS = ("nc1", "nc2_etf", "nc2_w_etf", "nc3", "nc3_of")  # simplex ETF with zero global mean
 
 
+#: the theorem note of the unregularised MSE UFM (λ_W = λ_H = 0)
+UNREGULARISED = (
+    "unregularised MSE UFM: every interpolating point (WH = Y, objective 0) is a global "
+    "minimiser, collapsed or not (Tirer & Bruna §2); no closed form to compare with"
+)
+
+
 def theory_for(cfg: Any, lambda_w: float, lambda_w1: float, lambda_h: float) -> tuple[Any, str]:
     """(prediction, note) for one configuration; (None, why) where no theorem covers it.
 
@@ -54,6 +61,8 @@ def theory_for(cfg: Any, lambda_w: float, lambda_w1: float, lambda_h: float) -> 
                 ),
                 "Zhu et al. 2021, Thm 3.1 (regularised CE UFM)",
             )
+        if lambda_w == 0 and lambda_h == 0:  # config.check allows it for this model only
+            return None, UNREGULARISED
         if cfg.model.bias == "none":
             return (
                 ufm_mse(K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h),

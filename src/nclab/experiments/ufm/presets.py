@@ -175,6 +175,17 @@ PRESETS: dict[str, dict[str, Any]] = {
         "log_every": 10_000,
         "bias_sweep": {"points": 9, "lo": 0.01, "hi": 16.0, "seeds": 2},
     },
+    # §2: the unregularised MSE UFM (λ_W = λ_H = 0), plain GD from N(0,1) at Fig. 2's sizes and
+    # step until it interpolates (the loss falls ~20x per 10k steps once H moves; 150k steps take
+    # every seed below 1e-15). The paper states no setting: it refers to Mixon et al. 2020
+    "tb-unregularized": {
+        **_FIG2,
+        "model.lambda_w": 0.0,
+        "model.lambda_h": 0.0,
+        "model.bias": "none",
+        "train.steps": 150_000,
+        "log_every": 10_000,
+    },
     # regularised cross-entropy UFM (Zhu et al. 2021): simplex ETF
     "ufm-ce": {**_FIG2, "model.loss": "ce", "train.steps": 100_000, "log_every": 10_000},
     # GUFM (Súkeník et al.): features on the LayerNorm sphere (zero mean, norm sqrt(d)), weight

@@ -63,6 +63,18 @@ Theory = (
 )
 
 
+#: NC1 (or its log-rate) per feature layer of a deep model
+LayerValues = keyed(Num, LAYER, "a layer")
+LayerSeries = keyed(list[Num], LAYER, "a layer")
+
+
+class NuclearNorms(Record):
+    """‖W1H1‖_* and ‖σ(W1H1)‖_* of the ReLU extended UFM (:func:`.levels.nuclear_norms`)."""
+
+    Z1: Num
+    A1: Num
+
+
 class Seed(Record):
     """One seed of one configuration."""
 
@@ -73,6 +85,21 @@ class Seed(Record):
     measured_norms: Norms
     #: objective within REACHED_GAP of the closed form's (written since issue 26)
     reached_minimiser: bool | None = None
+    # :mod:`.levels` (written since issue 26): NC1 of the classifier's input at the start and end
+    nc1_start: Num = None
+    nc1_median: Num = None  # this seed's final NC1 (the top level's median of one)
+    # a deep model: NC1 of every layer at each logged step, its log-rate over the rate window,
+    # the two levels' contrasts (nc1_rate_contrast only where the last level collapsed)
+    nc1_trajectory: LayerSeries | None = None
+    nc1_rates: LayerValues | None = None
+    nc1_value_contrast: Num = None
+    nc1_rate_contrast: Num = None
+    level_collapsed: bool | None = None
+    # the ReLU extended UFM: nuclear norms of W1H1 and σ(W1H1), their relative difference
+    # (nuclear_gap_at_minimiser only for a seed that reached the minimiser)
+    nuclear_norms: NuclearNorms | None = None
+    nuclear_gap: Num = None
+    nuclear_gap_at_minimiser: Num = None
 
 
 class UfmSummary(Summary):
@@ -99,6 +126,24 @@ class UfmSummary(Summary):
     seeds_reaching_minimiser: int | None = None
     steps: int
     seeds: list[int]
+    # :mod:`.levels` (written since issue 26): medians over seeds of the classifier input's NC1
+    nc1_start_median: Num = None
+    nc1_median: Num = None
+    # a deep model: the logged steps, the rate window, the two levels (first, last), medians over
+    # seeds of each layer's NC1 log-rate (decades per 1000 steps) and of the levels' contrasts,
+    # the seeds whose last level collapsed (NC1 <= 1e-6)
+    nc1_steps: list[int] | None = None
+    nc1_rate_window: list[int] | None = None
+    nc1_levels: list[str] | None = None
+    nc1_rates: LayerValues | None = None
+    nc1_rate_contrast: Num = None
+    nc1_value_contrast: Num = None
+    seeds_collapsed: int | None = None
+    # the ReLU extended UFM: worst relative difference of ‖W1H1‖_* and ‖σ(W1H1)‖_* over every
+    # seed, over the seeds at the minimiser (every seed when none is), over those that are not
+    nuclear_gap: Num = None
+    nuclear_gap_at_minimiser: Num = None
+    nuclear_gap_not_reached: Num = None
 
 
 class PhasePoint(Record):

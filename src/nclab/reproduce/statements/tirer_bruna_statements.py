@@ -35,24 +35,22 @@ PHASE_LIN, TWO_LEVELS, RESNET_CIFAR = (
     f"{P}/fig5-two-levels",
     f"{P}/resnet18-cifar10-mse-nobias",
 )
-_NC1_OVER_TIME = (
-    "needs NC1 of both feature levels over training in the ufm summary (metrics.jsonl logs it; "
-    "the summary keeps the end). In the quick runs' logs, NC1 of W1H1 falls parallel to H1's "
-    "after 5000 steps, two decades below it (linear); NC1 of σ(W1H1) is 1e-10 at step 10 000 "
-    "where H1's is 6e-6 (ReLU, the seeds that converge)"
+SIMILAR_NC1, TWO_LEVELS_RATE, NUCLEAR, UNREG = (
+    f"{P}/fig5-linear-similar-nc1",
+    f"{P}/fig5-two-levels-rate",
+    f"{P}/relu-nuclear-norm",
+    f"{P}/unregularized-no-collapse",
 )
 _MISSING = "the theorem's own text is missing from the extraction; quoted from {}"
 
 STATEMENTS = [
-    uncovered(
+    covered(
         f"{P}:unregularized-no-collapse",
         "remark",
         "§2 (the UFM without regularisation)",
         "In fact, experiments with unregularized MSE loss and randomly initialized gradient "
         "descent typically convergence to non-collapse global minimizers.",
-        EXPERIMENT,
-        "needs GD on the UFM at λ_W = λ_H = 0 with a measure of how far its interpolating "
-        "endpoint is from collapse; the ufm presets and their theory are for λ > 0",
+        UNREG,
     ),
     # --- §3 the plain UFM ---------------------------------------------------------------------
     covered(
@@ -185,14 +183,13 @@ STATEMENTS = [
         "a step of the proof of Theorem 4.1, whose consequences (the OF collapse of H1 and "
         "W1H1, W2 aligned) the claims test",
     ),
-    uncovered(
+    covered(
         f"{P}:similar-nc1",
         "observation",
         "App. D (Fig. 5, linear model)",
         "we empirically observed that \\mathbf{H}_{1} and \\mathbf{H}_{2} also have similar "
         "NC_{1} along gradient-based optimization (see Figure 5)",
-        EXPERIMENT,
-        _NC1_OVER_TIME,
+        SIMILAR_NC1,
     ),
     covered(
         f"{P}:thm4.2",
@@ -205,24 +202,22 @@ STATEMENTS = [
         note=_MISSING.format("the end of its proof (App. E)") + ": (W2*, σ(W1*H1*)) collapse to "
         "an orthogonal frame",
     ),
-    uncovered(
+    covered(
         f"{P}:nuclear-norm-observed",
         "observation",
         "App. E (the assumption of Theorem 4.2)",
         "in any numerical experiment that we performed (much beyond those that are presented in "
         "this paper) we observed that a minimizer of",
-        EXPERIMENT,
-        "‖W1H1‖_* = ‖σ(W1H1)‖_* at the ReLU model's minimiser: the ufm summary has the metrics "
-        "of Z1 and A1, not their nuclear norms",
+        NUCLEAR,
     ),
-    uncovered(
+    covered(
         f"{P}:nuclear-norm-conjecture",
         "conjecture",
         "App. E",
         "Yet, we conjecture that it necessarily holds, such that a version of the theorem "
         "without this assumption may be published in the future.",
-        EXPERIMENT,
-        "its numerical side is the observation above (tirer-bruna:nuclear-norm-observed)",
+        NUCLEAR,
+        note="tested through its numerical side, the observation above, on GD's minimisers",
     ),
     uncovered(
         f"{P}:lemma-c.1",
@@ -325,14 +320,13 @@ STATEMENTS = [
         "the features in the two levels, both in the rate of the collapse and in its structure",
         TWO_LEVELS,
     ),
-    uncovered(
+    covered(
         f"{P}:relu-two-levels-rate",
         "observation",
         "§6, Figs. 3-4 (extracted as Fig. 5): the rate",
         "adding the ReLU nonlinearity to the model better distinguishes between the behavior of "
         "the features in the two levels, both in the rate of the collapse and in its structure",
-        EXPERIMENT,
-        _NC1_OVER_TIME,
+        TWO_LEVELS_RATE,
     ),
     covered(
         f"{P}:resnet18-mnist",
