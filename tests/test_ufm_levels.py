@@ -99,3 +99,21 @@ def test_the_unregularised_ufm_interpolates(tmp_path):
 def test_zero_weight_decay_outside_the_unregularised_ufm_is_refused(sets):
     with pytest.raises(ConfigError, match="unregularised plain UFM"):
         EXPERIMENT.config("tb-fig2-nobias", sets)
+
+
+def test_relu_features_never_move_the_negative_entries(tmp_path):
+    """W σ(H) (Tirer & Bruna §7): H's negative entries get no fit gradient, only the weight
+    decay's shrinking; GD stops above the plain UFM's minimum."""
+    sets = ["model.K=3", "model.n=4", "model.d=6", "train.steps=2000", "log_every=1000"]
+    cfg = EXPERIMENT.config("tb-relu-plain-ufm", sets)
+    s = run_experiment(EXPERIMENT, cfg, tmp_path / "p", seeds=2, preset="tb-relu-plain-ufm")
+    assert s["model"].startswith("plain UFM, ReLU on the features")
+    assert s["negatives_kept"] == 1.0 and s["negatives_fit_change"] < 1e-12
+    assert s["weight_decay_factor"] == pytest.approx((1 - 0.1 * 0.005) ** 2000)
+    assert 0 < s["dead_fraction"] < 1
+    assert all(p["objective"] >= s["theory_objective"] * (1 - 1e-12) for p in s["per_seed"])
+
+
+def test_relu_features_outside_the_plain_bias_free_mse_ufm_is_refused():
+    with pytest.raises(ConfigError, match="relu_features"):
+        EXPERIMENT.config("tb-relu-plain-ufm", ["model.bias=free"])

@@ -73,6 +73,8 @@ class ModelConfig(Config):
     loss: Literal["mse", "ce"] = "mse"
     bias: Literal["none", "free", "regularized"] = "none"
     layernorm: bool = False
+    # the plain UFM with a ReLU on its features, W σ(H) (Tirer & Bruna §7; depth 1, MSE, no bias)
+    relu_features: bool = False
     lambda_w: float = 0.005  # classifier W (W_2, W_L)
     lambda_w1: float | None = None  # hidden layers W_1..W_{L-1} (default lambda_w)
     lambda_h: float = 0.005  # features H (H_1); 0 for the GUFM
@@ -124,6 +126,20 @@ def check(cfg: UFMConfig) -> None:
             "weight decay: set model.depth=1, model.bias='none', model.lambda_h=0"
         )
     _check_unregularised(cfg)
+    if cfg.model.relu_features and (
+        cfg.model.depth != 1
+        or cfg.model.loss != "mse"
+        or cfg.model.bias != "none"
+        or cfg.model.layernorm
+        or cfg.phase.points
+        or cfg.bias_sweep.points
+        or cfg.fixed_features.ns
+    ):
+        raise ConfigError(
+            "model.relu_features (W σ(H)) is the plain bias-free MSE UFM: set model.depth=1, "
+            "model.loss='mse', model.bias='none', model.layernorm=false, and no phase / "
+            "bias_sweep / fixed_features"
+        )
     if cfg.phase.points < 0 or (cfg.phase.points and not 0 < cfg.phase.lo < cfg.phase.hi):
         raise ConfigError(f"phase needs points >= 0 and 0 < lo < hi, got {cfg.phase}")
     if cfg.phase.points and cfg.model.layernorm:
@@ -262,6 +278,8 @@ def describe(cfg: UFMConfig) -> str:
     """
     if cfg.model.layernorm:
         return f"GUFM (LayerNorm features), {cfg.model.loss.upper()}"
+    if cfg.model.relu_features:
+        return "plain UFM, ReLU on the features (W σ(H)), MSE, bias-free"
     kind = {1: "plain UFM", 2: "extended UFM"}.get(
         cfg.model.depth, f"deep UFM (L={cfg.model.depth})"
     )

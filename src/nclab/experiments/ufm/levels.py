@@ -155,3 +155,49 @@ def nc1_ends(history: list[dict], B: int) -> tuple[dict, list[dict]]:
     end = [history[-1]["metrics"][layer]["nc1"][b] for b in range(B)]
     per = [{"nc1_start": s, "nc1_median": e} for s, e in zip(start, end, strict=True)]
     return {"nc1_start_median": _median(start), "nc1_median": _median(end)}, per
+
+
+def weight_decay_factor(cfg: Any) -> float:
+    """∏_t (1 - η_t λ_H): what plain GD's weight decay alone does to an entry of H over the run
+    (η_t the step of H at step t: lr × lr_h_scale × the schedule's factor)."""
+    from ...models.ufm import lr_factor
+
+    t = cfg.train
+    out = 1.0
+    for step in range(t.steps):
+        eta = t.lr * t.lr_h_scale * lr_factor(step, t.schedule, t.milestones, t.gamma, t.steps)
+        out *= 1 - eta * cfg.model.lambda_h
+    return out
+
+
+def negatives(cfg: Any, h0: torch.Tensor, h: torch.Tensor) -> tuple[dict, list[dict]]:
+    """(top-level keys, one dict per problem) of the plain UFM with a ReLU on its features,
+    W σ(H), from H at initialisation ``h0`` and at the end ``h`` (B, d, N):
+    ``negatives_kept``, the fraction of H's entries negative at initialisation that are still
+    <= 0 at the end; ``negatives_fit_change``, the largest change of those entries beyond what the
+    weight decay alone makes of them, |h - h0 ∏(1 - ηλ_H)|, relative to the largest |h0| among
+    them (0 up to rounding: no fit gradient reaches them); ``dead_fraction``, the fraction of
+    entries <= 0 at the end. Top level: the worst seed (smallest kept, largest change) and the
+    mean dead fraction."""
+    decay = weight_decay_factor(cfg)
+    per = []
+    for b in range(h0.shape[0]):
+        a0, a = h0[b].to(torch.float64), h[b].to(torch.float64)
+        neg = a0 < 0
+        scale = float(a0[neg].abs().max()) if neg.any() else 0.0
+        change = float((a[neg] - a0[neg] * decay).abs().max()) if neg.any() else 0.0
+        per.append(
+            {
+                "negatives_kept": float((a[neg] <= 0).double().mean()) if neg.any() else None,
+                "negatives_fit_change": change / scale if scale > 0 else None,
+                "dead_fraction": float((a <= 0).double().mean()),
+            }
+        )
+    kept = [p["negatives_kept"] for p in per if p["negatives_kept"] is not None]
+    top = {
+        "negatives_kept": min(kept) if kept else None,
+        "negatives_fit_change": _worst([p["negatives_fit_change"] for p in per]),
+        "dead_fraction": float(np.mean([p["dead_fraction"] for p in per])),
+        "weight_decay_factor": decay,
+    }
+    return top, per

@@ -186,6 +186,14 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.steps": 150_000,
         "log_every": 10_000,
     },
+    # §7: the plain UFM with a ReLU on its features, W σ(H), plain GD from Fig. 2's N(0,1) init
+    # at Fig. 2's setting (the paper runs no experiment: it says GD "is doomed to fail")
+    "tb-relu-plain-ufm": {
+        **_FIG2,
+        "model.bias": "none",
+        "model.relu_features": True,
+        "train.steps": 60_000,
+    },
     # regularised cross-entropy UFM (Zhu et al. 2021): simplex ETF
     "ufm-ce": {**_FIG2, "model.loss": "ce", "train.steps": 100_000, "log_every": 10_000},
     # GUFM (Súkeník et al.): features on the LayerNorm sphere (zero mean, norm sqrt(d)), weight

@@ -100,6 +100,10 @@ class Seed(Record):
     nuclear_norms: NuclearNorms | None = None
     nuclear_gap: Num = None
     nuclear_gap_at_minimiser: Num = None
+    # W σ(H) (model.relu_features): H's entries negative at initialisation, at the end
+    negatives_kept: Num = None
+    negatives_fit_change: Num = None
+    dead_fraction: Num = None
 
 
 class UfmSummary(Summary):
@@ -144,6 +148,13 @@ class UfmSummary(Summary):
     nuclear_gap: Num = None
     nuclear_gap_at_minimiser: Num = None
     nuclear_gap_not_reached: Num = None
+    # W σ(H) (model.relu_features): the fraction of H's initially negative entries still <= 0
+    # (smallest seed), their change beyond the weight decay's (largest), the dead fraction of H
+    # at the end (mean), the weight decay's factor ∏(1 - ηλ_H) over the run
+    negatives_kept: Num = None
+    negatives_fit_change: Num = None
+    dead_fraction: Num = None
+    weight_decay_factor: Num = None
 
 
 class PhasePoint(Record):

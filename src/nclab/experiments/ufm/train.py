@@ -19,6 +19,7 @@ from .bias_sweep import bias_summary
 from .bias_sweep import theory as bias_theory
 from .config import UFMConfig, describe, problems
 from .fixed_features import run_fixed
+from .levels import negatives
 from .measure import measure, theory_for
 from .summary import phase_summary, single_summary
 
@@ -27,7 +28,7 @@ def build(cfg: UFMConfig, probs: list[dict[str, Any]]) -> BatchedUFM:
     """The batched model of the problems ``probs`` (:func:`~.config.problems`)."""
     spec = UFMSpec(
         K=cfg.model.K, n=cfg.model.n, d=cfg.model.d, depth=cfg.model.depth, relu=cfg.model.relu, loss=cfg.model.loss,
-        bias=cfg.model.bias, layernorm=cfg.model.layernorm,
+        bias=cfg.model.bias, layernorm=cfg.model.layernorm, relu_features=cfg.model.relu_features,
     )  # fmt: skip
     return BatchedUFM(
         spec,
@@ -76,6 +77,8 @@ class Trainer:
         self.log_every, self.checkpoint_every = cfg.log_every, cfg.checkpoint_every
         self.cfg, self.steps = cfg, cfg.train.steps
         self.model = build(cfg, probs)
+        #: H at initialisation (W σ(H): the summary compares its negative entries with the end's)
+        self.h0 = self.model.h.detach().clone() if cfg.model.relu_features else None
         self.theory_obj = [p["pred"].objective if p["pred"] is not None else None for p in probs]
         self.state = TrainState(model=self.model)
 
@@ -101,4 +104,12 @@ def train(cfg: UFMConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str
     history = fit_trainer(tr, run_dir, f"ufm: {describe(cfg)}", first_record=tr.first_record)
     if cfg.bias_sweep.points:
         return bias_summary(cfg, tr.model, probs, history)
-    return (phase_summary if cfg.phase.points else single_summary)(cfg, tr.model, probs, history)
+    if cfg.phase.points:
+        return phase_summary(cfg, tr.model, probs, history)
+    summary = single_summary(cfg, tr.model, probs, history)
+    if tr.h0 is not None:
+        top, per = negatives(cfg, tr.h0, tr.model.h.detach())
+        summary.update(top)
+        for seed, extra in zip(summary["per_seed"], per, strict=True):
+            seed.update(extra)
+    return summary

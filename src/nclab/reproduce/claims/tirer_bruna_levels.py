@@ -2,23 +2,24 @@
 (:mod:`nclab.reproduce.statements.tirer_bruna_statements`) found untested, read from the ``ufm``
 summary's keys of :mod:`nclab.experiments.ufm.levels` (issue 26): the two feature levels' NC1 over
 training (App. D, §6), the nuclear norms of the ReLU model's second level at its minimiser
-(App. E) and the unregularised UFM's interpolating endpoint (§2).
+(App. E), the unregularised UFM's interpolating endpoint (§2) and the plain UFM with a ReLU on
+its features, W σ(H) (§7).
 
 The rates are fitted over the rate window (steps [log_every, 2 log_every]: the first interval of
 the paper's 5e3 metric grid after its first point), per seed; a ReLU seed whose σ(W1H1) did not
 collapse (a spurious minimum) has no rate of collapse and is counted (``seeds_collapsed``), not
 judged.
 
-Length: three claims, each with its checks and where their thresholds come from.
+Length: five claims, each with its checks and where their thresholds come from.
 """
 
 from __future__ import annotations
 
 from ...experiments.ufm.config import REACHED_GAP
 from ...experiments.ufm.levels import COLLAPSED
-from ..checks import Check
+from ..checks import Check, Equals, sanity
 from ..registry import Claim, RunSpec
-from .tirer_bruna import EXP, PAPER, QUARTIC
+from .tirer_bruna import EXACT, EXP, PAPER, QUARTIC
 
 #: two levels' NC1 rates (or values) are "similar" within this factor and "differ" beyond it
 SIMILAR = 2.0
@@ -232,3 +233,101 @@ CLAIMS: list[Claim] = [
         "'objective' is the mean over seeds of the loss (λ = 0), each seed judged too.",
     ),
 ]
+
+#: why H's initially negative entries are held to 1e-9 of their scale
+ROUNDING = (
+    "zero fit gradient means these entries change by the weight decay's factor ∏(1 - ηλ_H) "
+    "alone; 1e-9 (relative to the largest of them) is our bound on float64 rounding over the "
+    "run's 6e4 multiplications (each within 1.1e-16), far below any gradient step's effect"
+)
+
+CLAIMS.append(
+    Claim(
+        id="tirer-bruna/relu-plain-ufm-fails",
+        paper=PAPER,
+        where="§7 (a ReLU on the plain UFM's features)",
+        claim="Gradient descent from a random initialisation on the plain UFM with a ReLU on its "
+        "features, W σ(H), fails: the negative entries of H get no fit gradient (they only "
+        "shrink with the weight decay, never turn positive), and GD stops short of the "
+        "collapsed minimiser that plain GD on the model without the ReLU reaches.",
+        runs={
+            "relu": RunSpec(
+                EXP,
+                quick="tb-relu-plain-ufm",
+                full="tb-relu-plain-ufm",
+                seeds=5,
+                no_paper="the paper runs no experiment of this model; ours is Fig. 2's setting",
+            ),
+            "plain": RunSpec(EXP, quick="tb-fig2-nobias", full="tb-fig2-nobias", seeds=5),
+        },
+        measured={
+            "fraction of H's initially negative entries still <= 0": "relu:negatives_kept",
+            "their change beyond the weight decay's (relative)": "relu:negatives_fit_change",
+            "fraction of H's entries <= 0 at the end": "relu:dead_fraction",
+            "W σ(H): objective": "relu:objective",
+            "W σ(H): relative gap to the plain UFM's minimum (worst seed)": "relu:objective_gap",
+            "W σ(H): NC1 of σ(H) (worst seed)": "relu:metrics.nc1",
+            "W σ(H): NC1 of σ(H) (median)": "relu:nc1_median",
+            "plain UFM: objective": "plain:objective",
+            "plain UFM: NC1 (worst seed)": "plain:metrics.nc1",
+        },
+        theory={"minimum (Theorem 3.1, both models)": "relu:theory_objective"},
+        paper_values={"GD on W σ(H)": "'doomed to fail' (§7)"},
+        checks=[
+            Check(
+                "every entry of H negative at initialisation is still <= 0 at the end",
+                path="relu:negatives_kept",
+                op="==",
+                value=1.0,
+                name="negatives-stay",
+                ours="exact: an entry that gets no fit gradient cannot change sign under the "
+                "weight decay's factor 1 - ηλ_H > 0",
+            ),
+            Check(
+                "those entries changed only by the weight decay: relative change <= 1e-9",
+                path="relu:negatives_fit_change",
+                op="<=",
+                value=1e-9,
+                name="no-fit-gradient",
+                ours=ROUNDING,
+            ),
+            Equals(
+                f"GD does not reach the minimum (relative objective gap <= {REACHED_GAP:g} to "
+                "Theorem 3.1's, which W σ(H) shares), counted per seed",
+                path="relu:reached_minimiser",
+                expected=False,
+                name="misses-minimiser",
+            ),
+            Check(
+                "W σ(H) ends above the plain UFM trained alike (same seeds)",
+                path="relu:objective",
+                op=">",
+                ref="plain:objective",
+                name="above-plain",
+            ),
+            Check(
+                f"σ(H) does not collapse: NC1 > {COLLAPSED:g} (median over seeds)",
+                path="relu:nc1_median",
+                op=">",
+                value=COLLAPSED,
+                name="not-collapsed",
+                ours=NOT_COLLAPSED_WHY,
+            ),
+            sanity(
+                Check(
+                    "the plain UFM reaches Theorem 3.1's minimum (relative gap <= 1e-6)",
+                    path="plain:objective_gap",
+                    op="<=",
+                    value=1e-6,
+                    name="plain-reaches",
+                    ours=EXACT,
+                )
+            ),
+        ],
+        quick_seconds=45,
+        full_seconds=45,
+        note="K=4, d=20, n=50, λ_W=λ_H=0.005, N(0,1) init, step 0.1, 60 000 steps, 5 seeds. "
+        "The minimum of W σ(H) equals the plain UFM's (‖σ(H)‖ <= ‖H‖, and a nonnegative "
+        "orthogonal frame attains it), so both runs are compared with Theorem 3.1's value.",
+    )
+)

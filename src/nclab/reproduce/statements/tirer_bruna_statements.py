@@ -345,16 +345,14 @@ STATEMENTS = [
         "in the model.",
         TWO_LEVELS,
     ),
-    uncovered(
+    covered(
         f"{P}:relu-plain-ufm-fails",
         "remark",
         "§7",
         "Optimizing such a model with simple gradient-based method after random initialization "
         "(which is the common way to train practical DNNs), is doomed to fail because the "
         "negative entries in the first layer cannot be modified.",
-        EXPERIMENT,
-        "needs the plain UFM with a ReLU on its features (W σ(H)); the ufm experiment has no "
-        "such model",
+        f"{P}/relu-plain-ufm-fails",
     ),
     covered(
         f"{P}:other-settings-similar",
