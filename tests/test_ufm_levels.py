@@ -117,3 +117,22 @@ def test_relu_features_never_move_the_negative_entries(tmp_path):
 def test_relu_features_outside_the_plain_bias_free_mse_ufm_is_refused():
     with pytest.raises(ConfigError, match="relu_features"):
         EXPERIMENT.config("tb-relu-plain-ufm", ["model.bias=free"])
+
+
+def test_fixed_features_extended_approaches_the_attenuated_frame(tmp_path):
+    """§5 / App. F.1 for the linear extended UFM: GD over (W2, W1) reaches the convex minimum over
+    W2W1, whose gap to c H̄ᵀ shrinks with n; c_0 √ρ is Theorem 4.1's σ_W2 σ_W1."""
+    sets = ["train.steps=20000", "fixed_features.ns=[25, 400, 6400]", "fixed_features.seeds=2"]
+    cfg = EXPERIMENT.config("tb-fixed-features-extended-quick", sets)
+    s = run_experiment(EXPERIMENT, cfg, tmp_path / "x", preset="tb-fixed-features-extended-quick")
+    assert s["theory_product_gap"] < 1e-12 and 0 < s["attenuation"] < 1
+    assert s["limit_scale"] == pytest.approx(s["attenuation"] * s["collapsed_scale"])
+    assert s["opt_gap_max"] < 1e-8
+    assert s["gap"][0] > s["gap"][1] > s["gap"][2] and -0.7 < s["slope"] < -0.3
+    assert len(s["per_seed"]) == 2 and len(s["per_seed"][0]["gap"]) == 3
+    assert (tmp_path / "x" / "figures" / "fixed_features_extended.png").exists()
+
+
+def test_fixed_features_of_the_relu_extended_ufm_is_refused():
+    with pytest.raises(ConfigError, match="linear extended UFM"):
+        EXPERIMENT.config("tb-fixed-features-extended-quick", ["model.relu=true"])

@@ -184,14 +184,17 @@ def _check_fixed_features(cfg: UFMConfig) -> None:
     """A fixed-features run (Theorem 5.1) needs the plain bias-free MSE UFM and >= 2 sizes n."""
     ff = cfg.fixed_features
     if (
-        cfg.model.depth != 1
+        cfg.model.depth not in (1, 2)
+        or cfg.model.relu
+        or cfg.model.relu_features
         or cfg.model.loss != "mse"
         or cfg.model.bias != "none"
         or cfg.model.layernorm
     ):
         raise ConfigError(
-            "fixed_features runs the plain bias-free MSE UFM of Theorem 5.1: set model.depth=1, "
-            "model.loss='mse', model.bias='none', model.layernorm=false"
+            "fixed_features runs the bias-free MSE UFM of Theorem 5.1 (model.depth=1) or the "
+            "linear extended UFM (model.depth=2, model.relu=false): set model.loss='mse', "
+            "model.bias='none', model.layernorm=false"
         )
     if len(ff.ns) < 2 or min(ff.ns) < 1 or len(set(ff.ns)) != len(ff.ns):
         raise ConfigError(f"fixed_features.ns must list >= 2 distinct n >= 1, got {ff.ns}")

@@ -159,6 +159,25 @@ PRESETS: dict[str, dict[str, Any]] = {
         **_FIG2,
         "fixed_features": {"ns": [25 * 4**k for k in range(6)], "sigma_e": 0.1, "seeds": 5},
     },
+    # §5 / App. F.1: the linear extended UFM (Fig. 5's λ's, init x0.1, step 0.1) with H1 fixed at
+    # Theorem 4.1's H̄1 (λ̃_H = n λ_H1 = 0.25) plus N(0, 0.1²) noise; GD over (W2, W1) for every
+    # n x seed in one batch (n = 25 .. 409600; quick: 25 .. 25600)
+    "tb-fixed-features-extended": {
+        **_FIG2,
+        "model.depth": 2,
+        "model.lambda_w1": 0.005,
+        "model.init": _SMALL_INIT,
+        "train.steps": 60_000,
+        "fixed_features": {"ns": [25 * 2**k for k in range(15)], "sigma_e": 0.1, "seeds": 10},
+    },
+    "tb-fixed-features-extended-quick": {
+        **_FIG2,
+        "model.depth": 2,
+        "model.lambda_w1": 0.005,
+        "model.init": _SMALL_INIT,
+        "train.steps": 60_000,
+        "fixed_features": {"ns": [25 * 4**k for k in range(6)], "sigma_e": 0.1, "seeds": 5},
+    },
     # a regularised bias: λ_b from 0.01 (simplex ETF) to 16 (near the orthogonal frame; plain GD
     # at step 0.1 needs λ_b < 19), one batched solve of every λ_b x seed
     "tb-regularized-bias": {

@@ -327,8 +327,62 @@ class UfmFixedFeaturesSummary(Summary):
     per_seed: list[FixedSeed]
 
 
+class ExtendedSeries(Record):
+    """The measures of one n of a fixed-features extended UFM run (``largest_n``)."""
+
+    n: int | None = None
+    gap: Num
+    scale: Num
+    scale_gap: Num
+    nc2_w_of: Num
+    nc3_of: Num
+    opt_gap: Num
+
+
+class ExtendedSeed(Record):
+    """One seed's measures, one entry per n."""
+
+    seed: int
+    gap: list[Num]
+    scale: list[Num]
+    nc2_w_of: list[Num]
+    nc3_of: list[Num]
+    opt_gap: list[Num]
+
+
+class UfmFixedExtendedSummary(Summary):
+    """GD over (W2, W1) of the linear extended UFM with H1 fixed at noisy features, over n
+    (:func:`.fixed_extended.run_fixed_extended`; written since issue 26): W2W1 against its
+    n -> ∞ limit c H̄ᵀ, per n, the fitted rate, the limits."""
+
+    model: str
+    theorem: str
+    ns: list[int]
+    seeds: list[int]
+    sigma_e: float
+    lambda_h_tilde: float
+    gap: list[Num]
+    scale: list[Num]
+    scale_gap: list[Num]
+    nc2_w_of: list[Num]
+    nc3_of: list[Num]
+    opt_gap: list[Num]
+    slope: Num
+    rho: Num
+    mu: Num
+    limit_scale: Num
+    collapsed_scale: Num
+    attenuation: Num
+    theory_product_gap: Num
+    opt_gap_max: Num
+    largest_n: ExtendedSeries
+    per_seed: list[ExtendedSeed]
+
+
 def _mode(keys: Mapping[str, Any]) -> str:
     """The mode a summary was written in, from the keys only it writes."""
+    if "limit_scale" in keys:
+        return "fixed_extended"
     if "ns" in keys:
         return "fixed_features"
     if "lambda_bs" in keys:
@@ -342,4 +396,5 @@ SUMMARY = modes(
     phase=UfmPhaseSummary,
     bias_sweep=UfmBiasSweepSummary,
     fixed_features=UfmFixedFeaturesSummary,
+    fixed_extended=UfmFixedExtendedSummary,
 )

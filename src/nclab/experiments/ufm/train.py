@@ -18,6 +18,7 @@ from ..protocol import Unit
 from .bias_sweep import bias_summary
 from .bias_sweep import theory as bias_theory
 from .config import UFMConfig, describe, problems
+from .fixed_extended import run_fixed_extended
 from .fixed_features import run_fixed
 from .levels import negatives
 from .measure import measure, theory_for
@@ -97,6 +98,8 @@ class Trainer:
 
 def train(cfg: UFMConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:
     """The run's one unit: every seed (and λ of a phase diagram or bias sweep) batched."""
+    if cfg.fixed_features.ns and cfg.model.depth == 2:  # §5 / App. F.1: GD over (W2, W1)
+        return run_fixed_extended(cfg, run_dir, _seeds(cfg, cfg.fixed_features.seeds))
     if cfg.fixed_features.ns:  # Theorem 5.1: exact minimisers, no gradient descent
         return run_fixed(cfg, run_dir, _seeds(cfg, cfg.fixed_features.seeds))
     probs = with_theory(cfg)

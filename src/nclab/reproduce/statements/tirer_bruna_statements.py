@@ -12,7 +12,7 @@ Length: a declaration per statement of the paper, no logic.
 
 from __future__ import annotations
 
-from .base import EXPERIMENT, NOT_TESTABLE, PROOF, covered, uncovered
+from .base import NOT_TESTABLE, PROOF, covered, uncovered
 
 P = "tirer-bruna"
 FIG2_OF, FIG2_ETF, FIG9_OF, FIG9_ETF = (
@@ -248,14 +248,14 @@ STATEMENTS = [
         "only be some attenuation of \\mathbf{W}^{*}",
         FIXED,
     ),
-    uncovered(
+    covered(
         f"{P}:thm5.1-extended",
         "remark",
         "§5 (App. F.1)",
         "This intuition applies also for the extended UFMs with fixed features (where no "
         "closed-form minimizers exist).",
-        EXPERIMENT,
-        "needs the extended UFM trained over W1, W2 with H1 fixed at noisy features, over n",
+        f"{P}/fixed-features-extended",
+        note="the linear extended UFM (the ReLU one is not run)",
     ),
     uncovered(
         f"{P}:thm5.1-consistency",
