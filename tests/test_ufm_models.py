@@ -22,6 +22,7 @@ SPECS = [
     UFMSpec(3, 4, 5, depth=3, relu=True, loss="ce"),
     UFMSpec(3, 4, 5, layernorm=True),
     UFMSpec(3, 4, 5, layernorm=True, loss="ce"),
+    UFMSpec(3, 4, 5, relu_features=True),  # W σ(H) (Tirer & Bruna §7)
 ]
 
 
@@ -48,6 +49,7 @@ def autograd_objective(m, params):
         relu_hidden=m.spec.relu,
         b=params[L + 1] if m.has_bias else None,
         lambda_b=lam[-1] if m.has_bias else 0.0,
+        relu_input=m.spec.relu_features,
     )
 
 
@@ -62,7 +64,7 @@ def test_closed_form_gradients_match_autograd(spec):
         assert torch.allclose(mine, ref, rtol=1e-12, atol=1e-15), name
 
 
-@pytest.mark.parametrize("spec", SPECS[:8], ids=str)
+@pytest.mark.parametrize("spec", [*SPECS[:8], SPECS[10]], ids=str)
 @pytest.mark.parametrize("momentum", [0.0, 0.9])
 def test_step_is_gradient_descent(spec, momentum):
     """step() == theta - lr * grad (plain), or heavy ball v = mu v + grad, theta -= lr v."""
@@ -223,6 +225,8 @@ def test_bad_configurations_are_errors():
         UFMSpec(K=1, n=3, d=4)
     with pytest.raises(ConfigError, match="relu needs depth"):
         UFMSpec(K=3, n=3, d=4, relu=True)
+    with pytest.raises(ConfigError, match="relu_features"):
+        UFMSpec(K=3, n=3, d=4, depth=2, relu_features=True)
     with pytest.raises(ConfigError, match="loss must be"):
         UFMSpec(K=3, n=3, d=4, loss="hinge")
     spec = UFMSpec(K=3, n=3, d=4)

@@ -9,7 +9,8 @@ the objective here; the gradients below are its closed-form derivatives, checked
 in ``tests/test_ufm_models.py``):
 
 * plain UFM (``depth=1``), MSE or CE, bias-free / unregularised bias / regularised bias
-  (Tirer & Bruna eq. (3); Zhu et al. for CE);
+  (Tirer & Bruna eq. (3); Zhu et al. for CE); with ``relu_features`` the bias-free MSE model
+  W σ(H) (Tirer & Bruna §7), whose H gets no fit gradient where it is <= 0;
 * extended UFM (``depth=2``), linear or ReLU (Tirer & Bruna eq. (23)/(24));
 * deep UFM (``depth=L``): W_L σ(W_{L-1} ··· σ(W_1 H)), linear or ReLU;
 * GUFM (``layernorm=True``, Súkeník et al.): features projected after every step onto the LayerNorm
@@ -139,6 +140,7 @@ class BatchedUFM:
             and spec.depth == 1
             and spec.loss == "mse"
             and (not spec.layernorm and not self.momentum)
+            and not spec.relu_features
         )
         self._cs = ClassStructured(self._params[L], spec.K, spec.n) if self._fast else None
         self._stale = False
@@ -231,12 +233,13 @@ class BatchedUFM:
                 relu_hidden=s.relu,
                 b=self.b,
                 lambda_b=lam[-1] if self.has_bias else 0.0,
+                relu_input=s.relu_features,
             )
 
     def forward(self) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor]:
         """(activations A_0 = H .. A_{L-1}, pre-activations Z_1 .. Z_{L-1}, logits)."""
         acts, pres = [self.h], []
-        a = self.h
+        a = self.h.clamp_min(0) if self.spec.relu_features else self.h
         for w in self.weights[:-1]:
             z = torch.bmm(w, a)
             pres.append(z)
@@ -263,6 +266,9 @@ class BatchedUFM:
         w_in = ws[0] * alpha if alpha is not None else ws[0]  # the layer that reads H
         acts, pres = [h], []
         a = h
+        if s.relu_features:  # W σ(H): the classifier reads σ(H)
+            a = h.clamp_min(0)
+            acts = [a]
         for i, w in enumerate(ws[:-1]):
             z = torch.bmm(w_in if i == 0 else w, a)
             pres.append(z)
@@ -299,6 +305,8 @@ class BatchedUFM:
             grads[0].mul_(alpha)  # the gradient of W_1 reads the true H = alpha h
         if not skip_h:
             grads[L] = torch.bmm(ws[0].mT, dz)
+            if s.relu_features:  # no fit gradient through σ where H <= 0
+                grads[L].mul_(h > 0)
         return grads, dz
 
     def gradients(self) -> list[torch.Tensor]:
@@ -340,6 +348,11 @@ class BatchedUFM:
                 mult[L],
             )
             self._stale = True
+        elif self.velocity is None and self.spec.relu_features:
+            # W σ(H): the masked gradient of H cannot be fused into one product
+            grads, _ = self._fit_grads(lr / self.spec.N)
+            for i, (p, g) in enumerate(zip(params, grads, strict=True)):
+                p.mul_(decay[i]).sub_(g, alpha=mult[i])
         elif self.velocity is None and not self.spec.layernorm:
             # plain GD: theta <- (1 - eta lambda) theta - eta grad_fit, the step size folded into
             # R. H = alpha h: the decay goes into alpha, and the step into h through the old W_1:
@@ -375,8 +388,8 @@ class BatchedUFM:
     def layer_features(self) -> dict[str, torch.Tensor]:
         """Feature matrices (B, D, N) by layer name (:meth:`UFMSpec.layer_names`), input first."""
         acts, pres, _ = self.forward()
-        if self.spec.depth == 1:
-            return {"H": self.h}
+        if self.spec.depth == 1:  # W σ(H): the classifier's input is σ(H)
+            return {"H": self.h.clamp_min(0) if self.spec.relu_features else self.h}
         out = {"H1": self.h}
         for layer in range(1, self.spec.depth):
             out[f"Z{layer}"] = pres[layer - 1]

@@ -28,6 +28,9 @@ class UFMSpec:
     loss: str = "mse"
     bias: str = "none"
     layernorm: bool = False  # GUFM: features on the LayerNorm set
+    # a ReLU on the features of the plain UFM, W σ(H) (Tirer & Bruna §7: GD cannot move H's
+    # negative entries); depth 1, MSE, no bias, no LayerNorm
+    relu_features: bool = False
 
     def __post_init__(self) -> None:
         for name, lo in (("K", 2), ("n", 1), ("d", 1), ("depth", 1)):
@@ -40,6 +43,13 @@ class UFMSpec:
             raise ConfigError(f"bias must be one of {', '.join(BIASES)}, got {self.bias!r}")
         if self.relu and self.depth < 2:
             raise ConfigError("relu needs depth >= 2 (a ReLU between two weight layers)")
+        if self.relu_features and (
+            self.depth != 1 or self.loss != "mse" or self.bias != "none" or self.layernorm
+        ):
+            raise ConfigError(
+                "relu_features (W σ(H)) is a plain UFM: depth 1, loss 'mse', bias 'none', "
+                "no layernorm"
+            )
         if self.layernorm and self.d < 2:
             raise ConfigError("layernorm features need d >= 2")
 

@@ -112,13 +112,15 @@ def ufm_objective(
     relu_hidden: bool = False,
     b: Array | None = None,
     lambda_b: Any = 0.0,
+    relu_input: bool = False,
 ) -> Array:
     r"""The deep-UFM objective of the module docstring (L = ``len(weights)``; weights W_1..W_L).
 
     ``lambda_w[l]`` regularises ``weights[l]``; ``b`` (K x 1, optional) is added to the logits and
-    regularised by ``lambda_b`` (0: an unregularised bias).
+    regularised by ``lambda_b`` (0: an unregularised bias). ``relu_input``: the first layer
+    reads σ(H) (the plain UFM with a ReLU on its features, W σ(H)); H is regularised itself.
     """
-    z = forward(weights, h, relu_hidden)[-1]
+    z = forward(weights, relu(h) if relu_input else h, relu_hidden)[-1]
     if b is not None:
         z = z + b
     total = LOSSES[loss](z, y) + lambda_h * 0.5 * sqnorm(h)

@@ -97,6 +97,8 @@ class ModelConfig(Config):
     loss: Literal["mse", "ce"] = "mse"
     bias: Literal["none", "free", "regularized"] = "none"
     layernorm: bool = False
+    # the plain UFM with a ReLU on its features, W σ(H) (Tirer & Bruna §7; depth 1, MSE, no bias)
+    relu_features: bool = False
     lambda_w: float = 0.005  # classifier W (W_2, W_L)
     lambda_w1: float | None = None  # hidden layers W_1..W_{L-1} (default lambda_w)
     lambda_h: float = 0.005  # features H (H_1); 0 for the GUFM
@@ -148,6 +150,21 @@ def check(cfg: UFMConfig) -> None:
             "the GUFM (model.layernorm=true) has one weight layer, no bias and no feature "
             "weight decay: set model.depth=1, model.bias='none', model.lambda_h=0"
         )
+    _check_unregularised(cfg)
+    if cfg.model.relu_features and (
+        cfg.model.depth != 1
+        or cfg.model.loss != "mse"
+        or cfg.model.bias != "none"
+        or cfg.model.layernorm
+        or cfg.phase.points
+        or cfg.bias_sweep.points
+        or cfg.fixed_features.ns
+    ):
+        raise ConfigError(
+            "model.relu_features (W σ(H)) is the plain bias-free MSE UFM: set model.depth=1, "
+            "model.loss='mse', model.bias='none', model.layernorm=false, and no phase / "
+            "bias_sweep / fixed_features"
+        )
     if cfg.phase.points < 0 or (cfg.phase.points and not 0 < cfg.phase.lo < cfg.phase.hi):
         raise ConfigError(f"phase needs points >= 0 and 0 < lo < hi, got {cfg.phase}")
     if cfg.phase.points and cfg.model.layernorm:
@@ -183,18 +200,49 @@ def _check_rates(cfg: UFMConfig) -> None:
         raise ConfigError(f"rates needs penalty > 0, kick >= 0, start > 0, t_start > 0, got {r}")
 
 
+def _check_unregularised(cfg: UFMConfig) -> None:
+    """λ_W = λ_H = 0 is allowed for the plain bias-free MSE UFM only (Tirer & Bruna §2: GD
+    then converges to an interpolating point, a global minimiser that need not be collapsed);
+    one of the two at 0 alone has no minimiser (the loss tends to 0 as W -> 0, H -> ∞ or back)."""
+    m = cfg.model
+    if m.layernorm or (m.lambda_w != 0 and m.lambda_h != 0):
+        return
+    if m.lambda_w < 0 or m.lambda_h < 0:
+        return  # the solver rejects negative weight decays with its own message
+    if not (
+        m.lambda_w == 0
+        and m.lambda_h == 0
+        and m.depth == 1
+        and m.loss == "mse"
+        and m.bias == "none"
+        and not cfg.phase.points
+        and not cfg.bias_sweep.points
+        and not cfg.fixed_features.ns
+    ):
+        raise ConfigError(
+            "a zero weight decay is allowed only as the unregularised plain UFM: "
+            "model.lambda_w = model.lambda_h = 0 with model.depth=1, model.loss='mse', "
+            "model.bias='none' and no phase / bias_sweep / fixed_features; got "
+            f"lambda_w={m.lambda_w}, lambda_h={m.lambda_h}, depth={m.depth}, loss={m.loss!r}, "
+            f"bias={m.bias!r}"
+        )
+
+
 def _check_fixed_features(cfg: UFMConfig) -> None:
     """A fixed-features run (Theorem 5.1) needs the plain bias-free MSE UFM and >= 2 sizes n."""
     ff = cfg.fixed_features
     if (
-        cfg.model.depth != 1
+        cfg.model.depth not in (1, 2)
+        or cfg.model.relu
+        or cfg.model.relu_features
         or cfg.model.loss != "mse"
         or cfg.model.bias != "none"
         or cfg.model.layernorm
     ):
         raise ConfigError(
-            "fixed_features runs the plain bias-free MSE UFM of Theorem 5.1: set model.depth=1, "
-            "model.loss='mse', model.bias='none', model.layernorm=false"
+            "fixed_features runs the bias-free MSE UFM of Theorem 5.1 (model.depth=1) or the "
+            "linear extended UFM (model.depth=2, model.relu=false): set model.loss='mse', "
+            "model.bias='none', model.layernorm=false"
         )
     if len(ff.ns) < 2 or min(ff.ns) < 1 or len(set(ff.ns)) != len(ff.ns):
         raise ConfigError(f"fixed_features.ns must list >= 2 distinct n >= 1, got {ff.ns}")
@@ -281,6 +329,8 @@ def describe(cfg: UFMConfig) -> str:
     """
     if cfg.model.layernorm:
         return f"GUFM (LayerNorm features), {cfg.model.loss.upper()}"
+    if cfg.model.relu_features:
+        return "plain UFM, ReLU on the features (W σ(H)), MSE, bias-free"
     kind = {1: "plain UFM", 2: "extended UFM"}.get(
         cfg.model.depth, f"deep UFM (L={cfg.model.depth})"
     )

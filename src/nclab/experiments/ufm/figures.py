@@ -28,6 +28,7 @@ from ...report.figures import Panel, save_panels
 from ...runs import RunDir
 from ..protocol import UnitResult
 from .bias_sweep import bias_figure
+from .fixed_extended import fixed_extended_figure
 from .fixed_features import fixed_figure
 from .measure import theory_for, theory_norms
 from .rates import rates_figure
@@ -144,6 +145,9 @@ def phase_figure(path: Path, cfg, summary: dict) -> Path:
 def render(cfg, run_dir: RunDir, history: list[dict], summary: dict) -> list[str]:
     """Draw the run's figure (``fixed_features.png``, ``bias_sweep.png``, ``phase_diagram.png`` or
     ``collapse.png``); return its path."""
+    if cfg.fixed_features.ns and cfg.model.depth == 2:
+        path = run_dir.figures / "fixed_features_extended.png"
+        return [str(fixed_extended_figure(path, cfg, summary))]
     if cfg.fixed_features.ns:
         return [str(fixed_figure(run_dir.figures / "fixed_features.png", cfg, summary))]
     if cfg.rates.steps_per_decade:

@@ -29,6 +29,21 @@ OF_KEYS = ("nc1", "nc2_etf", "nc2_of", "nc2_w_of", "nc3_of")  # orthogonal frame
 ETF_KEYS = ("nc1", "nc2_etf", "nc2_w_etf", "nc3", "nc3_of")  # simplex ETF with zero global mean
 
 
+#: the theorem note of the unregularised MSE UFM (λ_W = λ_H = 0)
+UNREGULARISED = (
+    "unregularised MSE UFM: every interpolating point (WH = Y, objective 0) is a global "
+    "minimiser, collapsed or not (Tirer & Bruna §2); no closed form to compare with"
+)
+
+
+#: the theorem note of the plain UFM with a ReLU on its features, W σ(H)
+RELU_FEATURES = (
+    "W σ(H): its minimum is the plain UFM's (Tirer & Bruna Thm 3.1): ‖σ(H)‖ <= ‖H‖ and "
+    "(W, σ(H)) is a point of the plain UFM, so no lower value; a nonnegative orthogonal frame "
+    "(d >= K) attains it"
+)
+
+
 def theory_for(cfg: Any, lambda_w: float, lambda_w1: float, lambda_h: float) -> tuple[Any, str]:
     """(prediction, note) for one configuration; (None, why) where no theorem covers it.
 
@@ -54,6 +69,10 @@ def theory_for(cfg: Any, lambda_w: float, lambda_w1: float, lambda_h: float) -> 
                 ),
                 "Zhu et al. 2021, Thm 3.1 (regularised CE UFM)",
             )
+        if lambda_w == 0 and lambda_h == 0:  # config.check allows it for this model only
+            return None, UNREGULARISED
+        if cfg.model.relu_features:
+            return ufm_mse(K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h), RELU_FEATURES
         if cfg.model.bias == "none":
             return (
                 ufm_mse(K=K, n=n, d=d, lambda_w=lambda_w, lambda_h=lambda_h),
@@ -153,7 +172,8 @@ def measured_norms(model: BatchedUFM, feats: dict[str, torch.Tensor], b: int) ->
     s = model.spec
     if s.depth == 1:
         w = model.classifier[b].to(torch.float64)
-        hbar = model.h[b].to(torch.float64).reshape(s.d, s.K, s.n).mean(-1)  # d x K class means
+        h = model.h[b].clamp_min(0) if s.relu_features else model.h[b]  # the classifier's input
+        hbar = h.to(torch.float64).reshape(s.d, s.K, s.n).mean(-1)  # d x K class means
         out = {"w_norm": float(w.norm(dim=1).mean()), "h_norm": float(hbar.norm(dim=0).mean())}
         if s.layernorm:
             out["feature_norm"] = float(model.h[b].to(torch.float64).norm(dim=0).mean())

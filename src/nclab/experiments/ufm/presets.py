@@ -61,7 +61,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "model.lambda_w1": 0.005,
         "model.init": _SMALL_INIT,
         "train.steps": 600_000,
-        "log_every": 20_000,
+        # the paper's metric grid ("computed every 5e3 iterations"): the levels' NC1 rates are
+        # fitted on it (tirer-bruna/fig5-two-levels-rate)
+        "log_every": 5_000,
     },
     "tb-fig5-relu-quick": {
         **_FIG2,
@@ -169,6 +171,25 @@ PRESETS: dict[str, dict[str, Any]] = {
         **_FIG2,
         "fixed_features": {"ns": [25 * 4**k for k in range(6)], "sigma_e": 0.1, "seeds": 5},
     },
+    # §5 / App. F.1: the linear extended UFM (Fig. 5's λ's, init x0.1, step 0.1) with H1 fixed at
+    # Theorem 4.1's H̄1 (λ̃_H = n λ_H1 = 0.25) plus N(0, 0.1²) noise; GD over (W2, W1) for every
+    # n x seed in one batch (n = 25 .. 409600; quick: 25 .. 25600)
+    "tb-fixed-features-extended": {
+        **_FIG2,
+        "model.depth": 2,
+        "model.lambda_w1": 0.005,
+        "model.init": _SMALL_INIT,
+        "train.steps": 60_000,
+        "fixed_features": {"ns": [25 * 2**k for k in range(15)], "sigma_e": 0.1, "seeds": 10},
+    },
+    "tb-fixed-features-extended-quick": {
+        **_FIG2,
+        "model.depth": 2,
+        "model.lambda_w1": 0.005,
+        "model.init": _SMALL_INIT,
+        "train.steps": 60_000,
+        "fixed_features": {"ns": [25 * 4**k for k in range(6)], "sigma_e": 0.1, "seeds": 5},
+    },
     # a regularised bias: λ_b from 0.01 (simplex ETF) to 16 (near the orthogonal frame; plain GD
     # at step 0.1 needs λ_b < 19), one batched solve of every λ_b x seed
     "tb-regularized-bias": {
@@ -184,6 +205,25 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.steps": 30_000,
         "log_every": 10_000,
         "bias_sweep": {"points": 9, "lo": 0.01, "hi": 16.0, "seeds": 2},
+    },
+    # §2: the unregularised MSE UFM (λ_W = λ_H = 0), plain GD from N(0,1) at Fig. 2's sizes and
+    # step until it interpolates (the loss falls ~20x per 10k steps once H moves; 150k steps take
+    # every seed below 1e-15). The paper states no setting: it refers to Mixon et al. 2020
+    "tb-unregularized": {
+        **_FIG2,
+        "model.lambda_w": 0.0,
+        "model.lambda_h": 0.0,
+        "model.bias": "none",
+        "train.steps": 150_000,
+        "log_every": 10_000,
+    },
+    # §7: the plain UFM with a ReLU on its features, W σ(H), plain GD from Fig. 2's N(0,1) init
+    # at Fig. 2's setting (the paper runs no experiment: it says GD "is doomed to fail")
+    "tb-relu-plain-ufm": {
+        **_FIG2,
+        "model.bias": "none",
+        "model.relu_features": True,
+        "train.steps": 60_000,
     },
     # regularised cross-entropy UFM (Zhu et al. 2021): simplex ETF
     "ufm-ce": {**_FIG2, "model.loss": "ce", "train.steps": 100_000, "log_every": 10_000},

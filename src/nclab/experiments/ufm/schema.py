@@ -64,6 +64,18 @@ Theory = (
 )
 
 
+#: NC1 (or its log-rate) per feature layer of a deep model
+LayerValues = keyed(Num, LAYER, "a layer")
+LayerSeries = keyed(list[Num], LAYER, "a layer")
+
+
+class NuclearNorms(Record):
+    """‖W1H1‖_* and ‖σ(W1H1)‖_* of the ReLU extended UFM (:func:`.levels.nuclear_norms`)."""
+
+    Z1: Num
+    A1: Num
+
+
 class Seed(Record):
     """One seed of one configuration."""
 
@@ -74,6 +86,25 @@ class Seed(Record):
     measured_norms: Norms
     #: objective within REACHED_GAP of the closed form's (written since issue 26)
     reached_minimiser: bool | None = None
+    # :mod:`.levels` (written since issue 26): NC1 of the classifier's input at the start and end
+    nc1_start: Num = None
+    nc1_median: Num = None  # this seed's final NC1 (the top level's median of one)
+    # a deep model: NC1 of every layer at each logged step, its log-rate over the rate window,
+    # the two levels' contrasts (nc1_rate_contrast only where the last level collapsed)
+    nc1_trajectory: LayerSeries | None = None
+    nc1_rates: LayerValues | None = None
+    nc1_value_contrast: Num = None
+    nc1_rate_contrast: Num = None
+    level_collapsed: bool | None = None
+    # the ReLU extended UFM: nuclear norms of W1H1 and σ(W1H1), their relative difference
+    # (nuclear_gap_at_minimiser only for a seed that reached the minimiser)
+    nuclear_norms: NuclearNorms | None = None
+    nuclear_gap: Num = None
+    nuclear_gap_at_minimiser: Num = None
+    # W σ(H) (model.relu_features): H's entries negative at initialisation, at the end
+    negatives_kept: Num = None
+    negatives_fit_change: Num = None
+    dead_fraction: Num = None
 
 
 class UfmSummary(Summary):
@@ -100,6 +131,31 @@ class UfmSummary(Summary):
     seeds_reaching_minimiser: int | None = None
     steps: int
     seeds: list[int]
+    # :mod:`.levels` (written since issue 26): medians over seeds of the classifier input's NC1
+    nc1_start_median: Num = None
+    nc1_median: Num = None
+    # a deep model: the logged steps, the rate window, the two levels (first, last), medians over
+    # seeds of each layer's NC1 log-rate (decades per 1000 steps) and of the levels' contrasts,
+    # the seeds whose last level collapsed (NC1 <= 1e-6)
+    nc1_steps: list[int] | None = None
+    nc1_rate_window: list[int] | None = None
+    nc1_levels: list[str] | None = None
+    nc1_rates: LayerValues | None = None
+    nc1_rate_contrast: Num = None
+    nc1_value_contrast: Num = None
+    seeds_collapsed: int | None = None
+    # the ReLU extended UFM: worst relative difference of ‖W1H1‖_* and ‖σ(W1H1)‖_* over every
+    # seed, over the seeds at the minimiser (every seed when none is), over those that are not
+    nuclear_gap: Num = None
+    nuclear_gap_at_minimiser: Num = None
+    nuclear_gap_not_reached: Num = None
+    # W σ(H) (model.relu_features): the fraction of H's initially negative entries still <= 0
+    # (smallest seed), their change beyond the weight decay's (largest), the dead fraction of H
+    # at the end (mean), the weight decay's factor ∏(1 - ηλ_H) over the run
+    negatives_kept: Num = None
+    negatives_fit_change: Num = None
+    dead_fraction: Num = None
+    weight_decay_factor: Num = None
 
 
 class PhasePoint(Record):
@@ -340,10 +396,64 @@ class UfmRatesSummary(Summary):
     seeds: list[int]
 
 
+class ExtendedSeries(Record):
+    """The measures of one n of a fixed-features extended UFM run (``largest_n``)."""
+
+    n: int | None = None
+    gap: Num
+    scale: Num
+    scale_gap: Num
+    nc2_w_of: Num
+    nc3_of: Num
+    opt_gap: Num
+
+
+class ExtendedSeed(Record):
+    """One seed's measures, one entry per n."""
+
+    seed: int
+    gap: list[Num]
+    scale: list[Num]
+    nc2_w_of: list[Num]
+    nc3_of: list[Num]
+    opt_gap: list[Num]
+
+
+class UfmFixedExtendedSummary(Summary):
+    """GD over (W2, W1) of the linear extended UFM with H1 fixed at noisy features, over n
+    (:func:`.fixed_extended.run_fixed_extended`; written since issue 26): W2W1 against its
+    n -> ∞ limit c H̄ᵀ, per n, the fitted rate, the limits."""
+
+    model: str
+    theorem: str
+    ns: list[int]
+    seeds: list[int]
+    sigma_e: float
+    lambda_h_tilde: float
+    gap: list[Num]
+    scale: list[Num]
+    scale_gap: list[Num]
+    nc2_w_of: list[Num]
+    nc3_of: list[Num]
+    opt_gap: list[Num]
+    slope: Num
+    rho: Num
+    mu: Num
+    limit_scale: Num
+    collapsed_scale: Num
+    attenuation: Num
+    theory_product_gap: Num
+    opt_gap_max: Num
+    largest_n: ExtendedSeries
+    per_seed: list[ExtendedSeed]
+
+
 def _mode(keys: Mapping[str, Any]) -> str:
     """The mode a summary was written in, from the keys only it writes."""
     if "eps_window" in keys:
         return "rates"
+    if "limit_scale" in keys:
+        return "fixed_extended"
     if "ns" in keys:
         return "fixed_features"
     if "lambda_bs" in keys:
@@ -358,4 +468,5 @@ SUMMARY = modes(
     bias_sweep=UfmBiasSweepSummary,
     fixed_features=UfmFixedFeaturesSummary,
     rates=UfmRatesSummary,
+    fixed_extended=UfmFixedExtendedSummary,
 )

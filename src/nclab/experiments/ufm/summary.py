@@ -19,6 +19,7 @@ from ...models.ufm import BatchedUFM
 from ...theory.ufm import ufm_ce
 from ..common.seeds import mean, worst
 from .config import REACHED_GAP, describe, threshold_lambda
+from .levels import level_rates, nc1_ends, nuclear_norms
 from .measure import expected_zero, measured_norms, rel_gap, theory_norms
 
 #: grid points this close to the threshold (|criticality - 1| below it) converge slowly (the
@@ -71,6 +72,7 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
     norm_gaps = {k: worst([rel_gap(m.get(k), tn[k]) for m in measured]) for k in tn}
     flat = (lambda m: m["H"]) if cfg.model.depth == 1 else (lambda m: m)
     reached_seeds = [reached(g) for g in last.get("objective_gap") or [None] * B]
+    extra, extra_seed = _extras(cfg, model, history, reached_seeds)
     return {
         "model": describe(cfg),
         "theorem": note,
@@ -96,12 +98,33 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
                 "reached_minimiser": reached_seeds[b],
                 "metrics": flat(per_problem[b]),
                 "measured_norms": measured[b],
+                **extra_seed[b],
             }
             for b, p in enumerate(probs)
         ],
         "steps": cfg.train.steps,
         "seeds": [p["seed"] for p in probs],
+        **extra,
     }
+
+
+def _extras(cfg, model: BatchedUFM, history: list[dict], reached_seeds: list) -> tuple:
+    """The keys of :mod:`.levels` (top level, per seed): NC1 at the start and end of every
+    model, the levels' NC1 over training of a deep one, the nuclear norms of the ReLU extended
+    UFM's second level."""
+    B = model.B
+    top, per = nc1_ends(history, B)
+    parts = []
+    if cfg.model.depth >= 2:
+        parts.append(level_rates(cfg, history, B))
+    if cfg.model.depth == 2 and cfg.model.relu:
+        feats = {k: v.detach() for k, v in model.layer_features().items()}
+        parts.append(nuclear_norms(feats, reached_seeds))
+    for t, p in parts:
+        top.update(t)
+        for b in range(B):
+            per[b].update(p[b])
+    return top, per
 
 
 def _all(flags: list[bool | None]) -> bool | None:

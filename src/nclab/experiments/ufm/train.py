@@ -18,7 +18,9 @@ from ..protocol import Unit
 from .bias_sweep import bias_summary
 from .bias_sweep import theory as bias_theory
 from .config import UFMConfig, describe, problems
+from .fixed_extended import run_fixed_extended
 from .fixed_features import run_fixed
+from .levels import negatives
 from .measure import measure, theory_for
 from .rates import run_rates
 from .summary import phase_summary, single_summary
@@ -28,7 +30,7 @@ def build(cfg: UFMConfig, probs: list[dict[str, Any]]) -> BatchedUFM:
     """The batched model of the problems ``probs`` (:func:`~.config.problems`)."""
     spec = UFMSpec(
         K=cfg.model.K, n=cfg.model.n, d=cfg.model.d, depth=cfg.model.depth, relu=cfg.model.relu, loss=cfg.model.loss,
-        bias=cfg.model.bias, layernorm=cfg.model.layernorm,
+        bias=cfg.model.bias, layernorm=cfg.model.layernorm, relu_features=cfg.model.relu_features,
     )  # fmt: skip
     return BatchedUFM(
         spec,
@@ -77,6 +79,8 @@ class Trainer:
         self.log_every, self.checkpoint_every = cfg.log_every, cfg.checkpoint_every
         self.cfg, self.steps = cfg, cfg.train.steps
         self.model = build(cfg, probs)
+        #: H at initialisation (W σ(H): the summary compares its negative entries with the end's)
+        self.h0 = self.model.h.detach().clone() if cfg.model.relu_features else None
         self.theory_obj = [p["pred"].objective if p["pred"] is not None else None for p in probs]
         self.state = TrainState(model=self.model)
 
@@ -95,6 +99,8 @@ class Trainer:
 
 def train(cfg: UFMConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:
     """The run's one unit: every seed (and λ of a phase diagram or bias sweep) batched."""
+    if cfg.fixed_features.ns and cfg.model.depth == 2:  # §5 / App. F.1: GD over (W2, W1)
+        return run_fixed_extended(cfg, run_dir, _seeds(cfg, cfg.fixed_features.seeds))
     if cfg.fixed_features.ns:  # Theorem 5.1: exact minimisers, no gradient descent
         return run_fixed(cfg, run_dir, _seeds(cfg, cfg.fixed_features.seeds))
     if cfg.rates.steps_per_decade:  # Lemma 4.1's sublevel sets: adversarial search, no training
@@ -104,4 +110,12 @@ def train(cfg: UFMConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str
     history = fit_trainer(tr, run_dir, f"ufm: {describe(cfg)}", first_record=tr.first_record)
     if cfg.bias_sweep.points:
         return bias_summary(cfg, tr.model, probs, history)
-    return (phase_summary if cfg.phase.points else single_summary)(cfg, tr.model, probs, history)
+    if cfg.phase.points:
+        return phase_summary(cfg, tr.model, probs, history)
+    summary = single_summary(cfg, tr.model, probs, history)
+    if tr.h0 is not None:
+        top, per = negatives(cfg, tr.h0, tr.model.h.detach())
+        summary.update(top)
+        for seed, extra in zip(summary["per_seed"], per, strict=True):
+            seed.update(extra)
+    return summary

@@ -117,8 +117,8 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=25,
         full_seconds=110,
-        note="tests the structure half of the statement; the rate half needs NC1 of both levels "
-        "over training in the summary (metrics.jsonl has it). The metrics are the worst seed's "
+        note="tests the structure half of the statement (the rate half: "
+        "tirer-bruna/fig5-two-levels-rate). The metrics are the worst seed's "
         "(2 of 4 seeds of the ReLU model can stall at a spurious minimum, docs/ufm.md); the "
         "order-of-magnitude contrast is our threshold, Theorem 4.2 says nothing of H1.",
     ),

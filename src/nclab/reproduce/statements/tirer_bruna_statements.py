@@ -12,7 +12,7 @@ Length: a declaration per statement of the paper, no logic.
 
 from __future__ import annotations
 
-from .base import EXPERIMENT, NOT_TESTABLE, PROOF, covered, uncovered
+from .base import NOT_TESTABLE, PROOF, covered, uncovered
 
 P = "tirer-bruna"
 FIG2_OF, FIG2_ETF, FIG9_OF, FIG9_ETF = (
@@ -35,24 +35,22 @@ PHASE_LIN, TWO_LEVELS, RESNET_CIFAR = (
     f"{P}/fig5-two-levels",
     f"{P}/resnet18-cifar10-mse-nobias",
 )
-_NC1_OVER_TIME = (
-    "needs NC1 of both feature levels over training in the ufm summary (metrics.jsonl logs it; "
-    "the summary keeps the end). In the quick runs' logs, NC1 of W1H1 falls parallel to H1's "
-    "after 5000 steps, two decades below it (linear); NC1 of σ(W1H1) is 1e-10 at step 10 000 "
-    "where H1's is 6e-6 (ReLU, the seeds that converge)"
+SIMILAR_NC1, TWO_LEVELS_RATE, NUCLEAR, UNREG = (
+    f"{P}/fig5-linear-similar-nc1",
+    f"{P}/fig5-two-levels-rate",
+    f"{P}/relu-nuclear-norm",
+    f"{P}/unregularized-no-collapse",
 )
 _MISSING = "the theorem's own text is missing from the extraction; quoted from {}"
 
 STATEMENTS = [
-    uncovered(
+    covered(
         f"{P}:unregularized-no-collapse",
         "remark",
         "§2 (the UFM without regularisation)",
         "In fact, experiments with unregularized MSE loss and randomly initialized gradient "
         "descent typically convergence to non-collapse global minimizers.",
-        EXPERIMENT,
-        "needs GD on the UFM at λ_W = λ_H = 0 with a measure of how far its interpolating "
-        "endpoint is from collapse; the ufm presets and their theory are for λ > 0",
+        UNREG,
     ),
     # --- §3 the plain UFM ---------------------------------------------------------------------
     covered(
@@ -185,14 +183,13 @@ STATEMENTS = [
         "a step of the proof of Theorem 4.1, whose consequences (the OF collapse of H1 and "
         "W1H1, W2 aligned) the claims test",
     ),
-    uncovered(
+    covered(
         f"{P}:similar-nc1",
         "observation",
         "App. D (Fig. 5, linear model)",
         "we empirically observed that \\mathbf{H}_{1} and \\mathbf{H}_{2} also have similar "
         "NC_{1} along gradient-based optimization (see Figure 5)",
-        EXPERIMENT,
-        _NC1_OVER_TIME,
+        SIMILAR_NC1,
     ),
     covered(
         f"{P}:thm4.2",
@@ -205,24 +202,22 @@ STATEMENTS = [
         note=_MISSING.format("the end of its proof (App. E)") + ": (W2*, σ(W1*H1*)) collapse to "
         "an orthogonal frame",
     ),
-    uncovered(
+    covered(
         f"{P}:nuclear-norm-observed",
         "observation",
         "App. E (the assumption of Theorem 4.2)",
         "in any numerical experiment that we performed (much beyond those that are presented in "
         "this paper) we observed that a minimizer of",
-        EXPERIMENT,
-        "‖W1H1‖_* = ‖σ(W1H1)‖_* at the ReLU model's minimiser: the ufm summary has the metrics "
-        "of Z1 and A1, not their nuclear norms",
+        NUCLEAR,
     ),
-    uncovered(
+    covered(
         f"{P}:nuclear-norm-conjecture",
         "conjecture",
         "App. E",
         "Yet, we conjecture that it necessarily holds, such that a version of the theorem "
         "without this assumption may be published in the future.",
-        EXPERIMENT,
-        "its numerical side is the observation above (tirer-bruna:nuclear-norm-observed)",
+        NUCLEAR,
+        note="tested through its numerical side, the observation above, on GD's minimisers",
     ),
     uncovered(
         f"{P}:lemma-c.1",
@@ -253,14 +248,14 @@ STATEMENTS = [
         "only be some attenuation of \\mathbf{W}^{*}",
         FIXED,
     ),
-    uncovered(
+    covered(
         f"{P}:thm5.1-extended",
         "remark",
         "§5 (App. F.1)",
         "This intuition applies also for the extended UFMs with fixed features (where no "
         "closed-form minimizers exist).",
-        EXPERIMENT,
-        "needs the extended UFM trained over W1, W2 with H1 fixed at noisy features, over n",
+        f"{P}/fixed-features-extended",
+        note="the linear extended UFM (the ReLU one is not run)",
     ),
     uncovered(
         f"{P}:thm5.1-consistency",
@@ -325,14 +320,13 @@ STATEMENTS = [
         "the features in the two levels, both in the rate of the collapse and in its structure",
         TWO_LEVELS,
     ),
-    uncovered(
+    covered(
         f"{P}:relu-two-levels-rate",
         "observation",
         "§6, Figs. 3-4 (extracted as Fig. 5): the rate",
         "adding the ReLU nonlinearity to the model better distinguishes between the behavior of "
         "the features in the two levels, both in the rate of the collapse and in its structure",
-        EXPERIMENT,
-        _NC1_OVER_TIME,
+        TWO_LEVELS_RATE,
     ),
     covered(
         f"{P}:resnet18-mnist",
@@ -351,16 +345,14 @@ STATEMENTS = [
         "in the model.",
         TWO_LEVELS,
     ),
-    uncovered(
+    covered(
         f"{P}:relu-plain-ufm-fails",
         "remark",
         "§7",
         "Optimizing such a model with simple gradient-based method after random initialization "
         "(which is the common way to train practical DNNs), is doomed to fail because the "
         "negative entries in the first layer cannot be modified.",
-        EXPERIMENT,
-        "needs the plain UFM with a ReLU on its features (W σ(H)); the ufm experiment has no "
-        "such model",
+        f"{P}/relu-plain-ufm-fails",
     ),
     covered(
         f"{P}:other-settings-similar",
