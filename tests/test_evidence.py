@@ -94,6 +94,8 @@ def test_adding_twice_records_once_and_lists(demo_run, tmp_path, capsys, monkeyp
         == json.loads((demo_run / "summary.json").read_text())["per_seed"][1]["test_acc"]
     )
     assert Ledger(led).find("demo", None, {}) == []
+    # a claim asking for a bookkeeping key (how often to log) finds the run all the same
+    assert Ledger(led).find("demo", None, TINY) == [rec]
     demo = get_experiment("demo")  # the defaults changed since: the record is stale
     monkeypatch.setattr(demo, "presets", {"new": {"train.lr": 0.5}})
     monkeypatch.setattr(demo, "default_preset", "new")

@@ -157,8 +157,10 @@ class Ledger:
     ) -> list[Record]:
         """The records of ``experiment`` / ``preset`` with exactly these overrides, the most
         seeds first, then the newest; with ``current`` only those whose config is what the
-        preset resolves to today (:meth:`Record.current`)."""
-        want = dict(overrides or {})
+        preset resolves to today (:meth:`Record.current`). Bookkeeping keys among ``overrides``
+        (how often to log, threads...) are dropped, as they are from every record's overrides."""
+        skip = set(get_experiment(experiment).bookkeeping_keys())
+        want = {k: v for k, v in (overrides or {}).items() if k not in skip}
         found = [
             r
             for r in self.records()
