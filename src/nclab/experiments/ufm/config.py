@@ -16,6 +16,9 @@ from ..common.config import ExperimentConfig
 #: form's (float64 GD's tolerance for every Tirer & Bruna claim; a spurious minimum of the ReLU
 #: model sits percents above it, docs/ufm.md)
 REACHED_GAP = 1e-6
+#: a level "collapsed" when its final NC1 is at most this (the numerical tolerance every Tirer &
+#: Bruna claim holds a vanishing NC metric to, reproduce/claims/tirer_bruna.py EXACT)
+COLLAPSED = 1e-6
 
 
 class InitConfig(Config):

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from ...errors import ConfigError
+from ...report.figures import Panel, save_panels
 from ...runs import RunDir
 from ...theory.extended_ufm import extended_ufm
 from ...validation import F64
@@ -187,8 +188,6 @@ def _summary(cfg, lim: dict, ns: list[int], seeds: list[int], rows: list[dict]) 
 
 def fixed_extended_figure(path, cfg, summary: dict):
     """Gap of W2W1 to its limit against n, its scale beside c and c_0, its structure."""
-    from ...report.figures import Panel, save_panels
-
     ns = summary["ns"]
 
     def panel(title: str, curves: dict, logy: bool = True, **kw) -> Panel:

@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
-#: a level "collapsed" when its final NC1 is at most this (the numerical tolerance every Tirer &
-#: Bruna claim holds a vanishing NC metric to, reproduce/claims/tirer_bruna.py EXACT)
-COLLAPSED = 1e-6
+from ...models.ufm import lr_factor
+from .config import COLLAPSED
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -160,8 +159,6 @@ def nc1_ends(history: list[dict], B: int) -> tuple[dict, list[dict]]:
 def weight_decay_factor(cfg: Any) -> float:
     """∏_t (1 - η_t λ_H): what plain GD's weight decay alone does to an entry of H over the run
     (η_t the step of H at step t: lr × lr_h_scale × the schedule's factor)."""
-    from ...models.ufm import lr_factor
-
     t = cfg.train
     out = 1.0
     for step in range(t.steps):

@@ -36,6 +36,9 @@ The envelope is the Pareto front of all points (no other point has a smaller or 
 larger deviation); its log-log slope is fitted by least squares over the front points with ε in
 [``eps_lo``, ``eps_hi``] (× L*), and over the lowest two decades of that window (the asymptotic
 end). ``norm`` has an exact worst deviation on (13) (:func:`norm_worst`), written beside it.
+
+Length: three samplers, four deviations and the envelope fit belong to one measurement; split, the
+samplers would share their private problem set-up through imports.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ...models.ufm import BatchedUFM, UFMSpec
 from ...report.figures import Panel, save_panels
 from ...theory.gufm import gufm_mse
 from ...validation import F64
@@ -276,8 +280,6 @@ def random_points(cfg: Any, seed: int, lstar: float, zstar: float) -> list[dict]
 
 def descent_points(cfg: Any, seeds: list[int], lstar: float, zstar: float) -> list[dict]:
     """Projected gradient descent from N(0, 1) starts, recorded at log-spaced iterations."""
-    from ...models.ufm import BatchedUFM, UFMSpec
-
     m, r = cfg.model, cfg.rates
     K, n, d, lam = m.K, m.n, m.d, m.lambda_w
     spec = UFMSpec(K=K, n=n, d=d, depth=1, loss="mse", bias="none", layernorm=True)

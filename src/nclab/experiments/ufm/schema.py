@@ -1,9 +1,12 @@
 """The structure of a ``ufm`` summary, one model per mode (:mod:`.summary`, :mod:`.bias_sweep`,
 :mod:`.fixed_features`): one configuration over seeds (:class:`UfmSummary`), a phase-diagram grid
 (:class:`UfmPhaseSummary`), a λ_b sweep (:class:`UfmBiasSweepSummary`), the fixed-features
-classifier over n (:class:`UfmFixedFeaturesSummary`) and the GUFM-MSE's sublevel sets
-(:class:`UfmRatesSummary`). ``SUMMARY`` is their union, told apart by
-the keys only one mode writes.
+classifier over n (:class:`UfmFixedFeaturesSummary`), the extended UFM with fixed features
+(:class:`UfmFixedExtendedSummary`) and the GUFM-MSE's sublevel sets (:class:`UfmRatesSummary`).
+``SUMMARY`` is their union, told apart by the keys only one mode writes.
+
+Length: six modes' declarations, one record class per nested block; one file keeps the union and
+how its modes are told apart beside what they are.
 """
 
 from __future__ import annotations

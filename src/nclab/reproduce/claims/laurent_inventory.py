@@ -5,6 +5,8 @@ Fig. 3's PCA, h* on the large Zipf training set, App. A.1's final losses, whethe
 the true risk that the ``fc-landscape`` experiment tests (App. H's absence of spurious local
 minimisers; §3.1's zero solution above Theorem 2's bound). What the paper reports is read from
 the experiment's ``PAPER``.
+
+Length: nine claims, each with its checks and where their thresholds come from.
 """
 
 from __future__ import annotations

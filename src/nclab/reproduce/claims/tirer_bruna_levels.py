@@ -15,8 +15,7 @@ Length: six claims, each with its checks and where their thresholds come from.
 
 from __future__ import annotations
 
-from ...experiments.ufm.config import REACHED_GAP
-from ...experiments.ufm.levels import COLLAPSED
+from ...experiments.ufm.config import COLLAPSED, REACHED_GAP
 from ..checks import Check, Equals, sanity
 from ..registry import Claim, RunSpec
 from .tirer_bruna import EXACT, EXP, PAPER, QUARTIC
