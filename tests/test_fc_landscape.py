@@ -90,3 +90,21 @@ def test_run_zero_above_the_bound_tiny(tmp_path):
     # at (0, 0) the Hessian's smallest eigenvalue is λ - λ0
     assert m["min_curvature"] == pytest.approx(s["lam"] - s["lam_threshold"], rel=1e-8)
     assert m["norm_max"] <= m["zero_norm_tolerance"]
+
+
+def test_min_curvature_reads_the_chunked_hessian_exactly():
+    """The Hessian comes in chunks of rows (memory); it is the Hessian torch.func.hessian gives."""
+    import torch
+
+    from nclab.experiments.fc_landscape.train import FLAT, min_curvature
+
+    cfg = LandscapeConfig(problem=ProblemCfg(sc=2), search=SearchCfg(d=5, lam_factor=0.3))
+    risk = TrueRisk(cfg, 5)
+    theta = 0.3 * torch.randn(
+        risk.n_params, dtype=torch.float64, generator=torch.Generator().manual_seed(0)
+    )
+    H = torch.func.hessian(risk.flat)(theta)
+    ev = torch.linalg.eigvalsh(0.5 * (H + H.T))
+    top = float(ev.abs().max())
+    mu, _ = min_curvature(risk, theta)
+    assert mu == pytest.approx(float(ev[ev > FLAT * top].min()), rel=1e-9)
