@@ -710,6 +710,17 @@ _CE_RUN = RunSpec(
     full="ufm-ce-norms",
     no_paper="the appendix states the property in a proof and reports no run of it",
 )
+#: both CE-norm claims read one run: gradient descent must reach Zhu et al.'s closed form
+_GD_MATCHES_CLOSED_FORM = sanity(
+    Check(
+        "GD reaches the closed-form norms (collapsed points off the threshold, relative gap "
+        "<= 1e-6)",
+        "ce_norms.gd_norm_gap",
+        "<=",
+        1e-6,
+        name="gd-matches-closed-form",
+    )
+)
 CLAIMS += [
     Claim(
         id="sukenik/ce-norm-grows",
@@ -759,16 +770,7 @@ CLAIMS += [
                 ref="ce_norms.h_norm_at_smallest",
                 name="grows-towards-large-lambda",
             ),
-            sanity(
-                Check(
-                    "GD reaches the closed-form norms (collapsed points off the threshold, "
-                    "relative gap <= 1e-6)",
-                    "ce_norms.gd_norm_gap",
-                    "<=",
-                    1e-6,
-                    name="gd-matches-closed-form",
-                )
-            ),
+            _GD_MATCHES_CLOSED_FORM,
         ],
         quick_seconds=35,
         full_seconds=35,
@@ -811,16 +813,7 @@ CLAIMS += [
                 True,
                 name="brackets-sqrt-d",
             ),
-            sanity(
-                Check(
-                    "GD reaches the closed-form norms (collapsed points off the threshold, "
-                    "relative gap <= 1e-6)",
-                    "ce_norms.gd_norm_gap",
-                    "<=",
-                    1e-6,
-                    name="gd-matches-closed-form",
-                )
-            ),
+            _GD_MATCHES_CLOSED_FORM,
         ],
         quick_seconds=35,
         full_seconds=35,
