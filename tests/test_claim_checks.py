@@ -72,6 +72,14 @@ SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
         "ntk_iterations": 40,
     },
     ("linear-head", "edge-of-stability-quick"): {"train.epochs": 40, "measure_every": 10},
+    # Prop. 5.3's cap on the step needs a network that ends eps1-interpolating (eps1 < s_K(Y)),
+    # one larger step that diverges and one above every bound
+    ("linear-head", "lr-bound-quick"): {
+        "train.epochs": 200,
+        "measure_every": 100,
+        "data.samples_per_class": 20,
+        "sweep_lrs": [12.0, 1e3, 1e7],
+    },
     ("linear-head", "thm31-bounds-quick"): {"train.epochs": 40, "measure_every": 20},
     # Theorem 3.1's certificate (its bounds and whether they hold) is written only for a network
     # that interpolates: the preset's 300 epochs, on 20 samples per class instead of 100; a record

@@ -203,7 +203,7 @@ def test_claims_registered_and_judged():
     resnet = {"jacot/fig1-resnet20", "jacot/fig2-depth-resnet20"}  # GPU only: no quick preset
     resnet |= {"jacot/figA5-resnet20-mnist"}
     section5 = {"jacot/conditioning-minimiser", "jacot/ntk-bound", "jacot/edge-of-stability"}
-    section5 |= {"jacot/thm31-nc2-nc3"}
+    section5 |= {"jacot/thm31-nc2-nc3", "jacot/lr-upper-bound"}
     dynamics = {"jacot/balancedness-rate", "jacot/thm44-time"}  # full presets on a CPU too
     assert set(claims) == figures | resnet | section5 | dynamics
     for c in claims.values():

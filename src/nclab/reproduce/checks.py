@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ConfigError
-from .summaries import lookup
+from .summaries import diverged_note, lookup
 
 Summaries = Mapping[str, Mapping[str, Any]]
 OPS = ("<=", "<", ">=", ">", "==", "~")
@@ -141,7 +141,7 @@ class Check(_Named):
             detail = f"{self.describe}: missing {exc.args[0]!r} in the summary"
             return outcome(self, False, None, self._threshold(fixed), detail)
         except (TypeError, ValueError):
-            detail = f"{self.describe}: a value is not a number"
+            detail = _not_a_number(self.describe, summaries, self.paths())
             return outcome(self, False, None, self._threshold(fixed), detail)
         if not (math.isfinite(a) and math.isfinite(b)):
             return outcome(self, False, a, self._threshold(b), f"{self.describe}: non-finite value")
@@ -153,6 +153,12 @@ class Check(_Named):
             f" (margin {self.margin:g})" if self.margin else ""
         )
         return outcome(self, ok, value, self._threshold(b), detail)
+
+
+def _not_a_number(describe: str, summaries: Summaries, paths: tuple[str, ...]) -> str:
+    """The detail of a check whose value is not a number: why, where training diverged."""
+    notes = [n for p in paths if (n := diverged_note(summaries, p))]
+    return f"{describe}: a value is not a number" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _compare(op: str, a: float, b: float, rtol: float | None, margin: float) -> bool:
@@ -192,9 +198,8 @@ class Ratio(_Named):
             detail = f"{self.describe}: missing {exc.args[0]!r} in the summary"
             return outcome(self, False, None, self.below, detail)
         except (TypeError, ValueError):
-            return outcome(
-                self, False, None, self.below, f"{self.describe}: a value is not a number"
-            )
+            detail = _not_a_number(self.describe, summaries, self.paths())
+            return outcome(self, False, None, self.below, detail)
         ok = a > 0 and b > 0 and a < self.below * b
         ratio = a / b if b != 0 and math.isfinite(a) and math.isfinite(b) else None
         detail = f"{self.describe}: {a:.6g} / {b:.6g}" + (
@@ -231,6 +236,9 @@ class Equals(_Named):
         ok = all(self._holds(v) for v in values)
         shown = values[0] if len(values) == 1 else values
         got = ", ".join(f"{p} = {v!r}" for p, v in zip(self.paths(), values, strict=True))
+        empty = [p for p, v in zip(self.paths(), values, strict=True) if v is None]
+        notes = [n for p in empty if (n := diverged_note(summaries, p))]
+        got += f" ({'; '.join(notes)})" if notes else ""
         return outcome(self, ok, shown, self.expected, f"{self.describe}: {got}")
 
 

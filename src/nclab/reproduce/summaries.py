@@ -90,3 +90,40 @@ def lookup_std(summaries: Summaries, path: str) -> Any:
         return _walk(summaries[alias]["std"], keys)
     except (KeyError, IndexError, TypeError):
         return None
+
+
+def diverged_note(summaries: Summaries, path: str) -> str | None:
+    """Why ``path`` holds no number when training diverged on the way to it: the innermost record
+    along the path that says so (``diverged: true`` of one network, ``n_diverged`` of a group), as
+    ``"the network diverged (epoch 3: ...)"`` or ``"2 of 3 networks diverged"``; else None.
+
+    >>> s = {"main": {"by_lr": {"0": {"lr0": 12, "n": 3, "n_diverged": 3, "nc2_last": None}}}}
+    >>> diverged_note(s, "by_lr[lr0=12].nc2_last")
+    'every network (3 of 3) diverged'
+    """
+    try:
+        alias, keys = resolve(summaries, path)
+    except KeyError:
+        return None
+    node: Any = summaries[alias]
+    note = None
+    for k in [None, *keys]:
+        if k is not None:
+            try:
+                node = node[k]
+            except (KeyError, IndexError, TypeError):
+                break
+        if not isinstance(node, Mapping):
+            continue
+        if node.get("diverged") is True:
+            where = node.get("diverged_epoch")
+            why = node.get("diverged_reason")
+            note = "the network diverged" + (f" (epoch {where}: {why})" if where else "")
+        elif isinstance(node.get("n_diverged"), int) and node["n_diverged"] > 0:
+            n, d = node.get("n"), node["n_diverged"]
+            note = (
+                f"every network ({d} of {n}) diverged"
+                if d == n
+                else f"{d} of {n} networks diverged"
+            )
+    return note

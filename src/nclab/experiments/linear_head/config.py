@@ -77,6 +77,13 @@ class LinearHeadConfig(ExperimentConfig):
     conditioning: bool = False
     ntk: bool = False
     ntk_iterations: int = 300
+    # a network whose training diverges stops and its summary says so (``diverged``): a non-finite
+    # loss, weight or measured representation, or (when set) a train loss above
+    # ``diverge_loss_factor`` times the first epoch's (:class:`.train.Diverged`)
+    diverge_loss_factor: float | None = None
+    # with sweep = "lr": Proposition 5.3's bound on the step at every network that ends stably
+    # eps1-interpolating, against its step (:mod:`.lr_bound`; needs ``conditioning``)
+    lr_bound: bool = False
     sweep: Sweep = "none"
     sweep_values: list[int] = Field(default_factory=list)
     sweep_weight_decays: list[float] = Field(default_factory=list)

@@ -70,15 +70,53 @@ def lr_figure(
         Panel("sharpness x lr / 2", _ratio_series(by_lr), xlabel="epoch", hlines=[(1.0, "EoS")]),
     ]
     for title, d in (("κ(W_L)", "cond_kappa_wl"), ("NC2 of Z_(L-1)", "nc2_last")):
-        pts = [(r["lr"], r.get(d), r["std"].get(d) or 0.0) for r in recs if r.get(d) is not None]
+        pts = [
+            (r["lr"], r.get(d), (r.get("std") or {}).get(d) or 0.0)
+            for r in recs
+            if r.get(d) is not None
+        ]
         series = {d: tuple(map(list, zip(*pts, strict=True)))} if pts else {}
         panels.append(Panel(title, series, xlabel="lr", logx=True))
+    if summary.get("lr_bound"):
+        panels.append(_lr_bound_panel(results))
     return save_panels(
         run_dir.figures / "edge_of_stability.png",
         panels,
         suptitle=f"{cfg.data.name}: {cfg.model.L1} + {cfg.model.L2} layers, full-batch GD, "
         f"wd {cfg.train.weight_decay:g}",
     )
+
+
+def _lr_bound_panel(results: list[tuple[dict, dict, list]]) -> Panel:
+    """Proposition 5.3's cap: each stable eps1-interpolating network's bound against its step
+    (the diagonal: step = bound), and the steps whose networks diverged or did not interpolate
+    (at the smallest bound, for the eye)."""
+    good = sorted(
+        (s["lr"], s["lr_bound"]["lr_max"])
+        for _, s, _ in results
+        if (s.get("lr_bound") or {}).get("interpolates") and not s.get("diverged")
+    )
+    series: dict[str, tuple] = {}
+    if good:
+        xs_b, ys_b = [g[0] for g in good], [g[1] for g in good]
+        series["bound at the network (stable, interpolating)"] = (xs_b, ys_b)
+        floor = min(b for _, b in good)
+        for label, pick in (
+            ("diverged", lambda s: s.get("diverged")),
+            ("not interpolating", lambda s: not s.get("diverged")),
+        ):
+            xs = sorted(
+                {
+                    s["lr"]
+                    for _, s, _ in results
+                    if pick(s) and not (s.get("lr_bound") or {}).get("interpolates")
+                }
+            )
+            if xs:
+                series[label] = (xs, [floor] * len(xs))
+    lrs = sorted({s["lr"] for _, s, _ in results})
+    series["step = bound"] = (lrs, lrs)
+    return Panel("Prop. 5.3: the bound on the step", series, xlabel="lr", logx=True, logy=True)
 
 
 def _ratio_series(by_lr: dict[float, list[list[dict]]]) -> dict[str, tuple[list, list, list]]:

@@ -62,6 +62,14 @@ _EOS = {
     "conditioning": True,
 }
 
+#: Proposition 5.3's cap on the step (§5.2): the edge-of-stability setting over step sizes from
+#: well below to far above the bound (lr_bound.py); a network that diverges is recorded as such
+_LR_BOUND = _EOS | {
+    "sweep_lrs": [1.5, 6.0, 12.0, 24.0, 48.0, 96.0, 192.0, 1e3, 1e4, 1e5, 1e6, 1e7],
+    "lr_bound": True,
+    "diverge_loss_factor": 1e6,
+}
+
 SECTION5: dict[str, dict[str, Any]] = {
     # Prop 5.1 / Thm 5.2: 2 classes, width 128 >= N = 60 (lambda = 0.3)
     "conditioning-minimiser-quick": _run(
@@ -91,4 +99,6 @@ SECTION5: dict[str, dict[str, Any]] = {
     # Section 5.2: full-batch GD at eta = 0.5, 2, 4 (L2 = 3); the smallest stays below 2 / eta
     "edge-of-stability-quick": _run(_digits(50), _net(3, 64, 32), _gd(1000, 1e-4), 50, 500, **_EOS),
     "edge-of-stability": _run(_digits(), _net(3, 128, 64), _gd(3000, 1e-4), 100, 500, **_EOS),
+    "lr-bound-quick": _run(_digits(50), _net(3, 64, 32), _gd(1000, 1e-4), 50, 500, **_LR_BOUND),
+    "lr-bound": _run(_digits(), _net(3, 128, 64), _gd(3000, 1e-4), 100, 500, **_LR_BOUND),
 }

@@ -2,11 +2,17 @@
 (:class:`LinearHeadSummary`) or a sweep over depths or step sizes (:class:`LinearHeadSweepSummary`),
 told apart by ``sweep_kind``. ``UNIT`` is one trained network's summary (:func:`.train.train`;
 ``units/<label>/summary.json`` of a run of several networks, an entry of ``per_seed``).
+
+A network whose training diverged (:class:`.train.Diverged`, written since issue 26) has
+``diverged: true``, ``diverged_epoch``, ``last_finite_loss``, ``diverged_reason`` and none of the
+measured fields (``layers``, the scores, ``certificate``); every other network has them all.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
+
+from pydantic import model_validator
 
 from ..schema import Num, Record, StdTree, Summary, UnitRecord, keyed, modes, optional
 
@@ -97,24 +103,73 @@ class Conditioning(Record):
 Grams = keyed(list[list[Num]], LAYER, "a layer Z_l")
 
 
+class LrBound(Record):
+    """Proposition 5.3's cap on the step at one network (:func:`.lr_bound.unit_record`, with
+    ``lr_bound``): nclab's ``lr_max`` is N K / 2 times the paper's ``lr_max_paper``; None where
+    the network does not eps1-interpolate (eps1 >= s_K(Y))."""
+
+    lr: float
+    N: int
+    K: int
+    L2: int
+    eps1: Num
+    s_k_y: Num
+    r: Num
+    interpolates: bool
+    lr_max_paper: Num
+    lr_max: Num
+    lr_over_bound: Num
+
+
+#: the measured fields of a network, absent where its training diverged
+_MEASURED = ("layers", "train_mse", "train_acc", "test_acc", "certificate")
+
+
 class Network(UnitRecord):
-    """One trained network (:func:`.train.train`)."""
+    """One trained network (:func:`.train.train`), or one whose training diverged
+    (:func:`.train.diverged_summary`: ``diverged`` and where, none of the measured fields)."""
 
     L1: int
     L2: int
     weight_decay: float
     lr: float
     seed: int
-    layers: list[Layer]
-    train_mse: Num
-    train_acc: Num
-    test_acc: Num
-    certificate: Certificate
+    layers: list[Layer] | None = None
+    train_mse: Num = None
+    train_acc: Num = None
+    test_acc: Num = None
+    certificate: Certificate | None = None
     grams: Grams | None = None  # the class-mean Gram matrices (left out of ``per_seed``)
     epochs: int
     steps_per_epoch: int
     conditioning: Conditioning | None = None  # with ``conditioning``
     imbalance_eps2: list[float] | None = None  # with ``imbalance_eps2``
+    lr_bound: LrBound | None = None  # with ``lr_bound``
+    # written since issue 26: whether training diverged, at which epoch (a step of full-batch
+    # GD), the last finite train loss and what was seen
+    diverged: bool | None = None
+    diverged_epoch: int | None = None
+    last_finite_loss: Num = None
+    diverged_reason: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _measured_unless_diverged(cls, data: Any) -> Any:
+        """A network that did not diverge has every measured field; a diverged one has none."""
+        if not isinstance(data, dict):
+            return data
+        if data.get("diverged"):
+            here = [k for k in _MEASURED if k in data]
+            if here or "diverged_epoch" not in data:
+                raise ValueError(
+                    "a diverged network has diverged_epoch and no measured fields, got "
+                    + (", ".join(here) or "no diverged_epoch")
+                )
+        else:
+            missing = [k for k in _MEASURED if k not in data]
+            if missing:
+                raise ValueError(f"missing measured fields {', '.join(missing)}")
+        return data
 
 
 class Derived(Record):
@@ -201,16 +256,19 @@ class Ddp(Record):
 
 
 class Group(Record):
-    """The mean over the networks of a group (seeds) and its ``std`` (:func:`.summary.aggregate`)."""
+    """The mean over the networks of a group (seeds) and its ``std`` (:func:`.summary.aggregate`),
+    over the networks that did not diverge (every metric None, ``layers`` empty and no
+    ``certificate`` where all did)."""
 
     train_mse: Num
     train_acc: Num
     test_acc: Num
     layers: list[Layer]
     derived: Derived
-    certificate: Certificate  # the first network's
+    certificate: Certificate | None = None  # the first network's that did not diverge
     std: StdTree = None
     n: int  # networks
+    n_diverged: int | None = None  # of them, those whose training diverged (since issue 26)
 
 
 class SweepPoint(Group):
@@ -235,6 +293,30 @@ class TimeScaling(Record):
     time_per_log_eps2_times_wd_max: Num
 
 
+class SweepLrBound(Record):
+    """Proposition 5.3's cap on the step over a step-size sweep (:func:`.lr_bound.sweep_record`;
+    counts, the worst step over its bound, the slack at the largest stable step, what happens above
+    the bounds), over one seed's networks (``by_seed``) or every seed's."""
+
+    n_networks: int
+    n_diverged: int
+    n_stable_interpolating: int
+    n_stable_not_interpolating: int
+    lr_over_bound_max: Num
+    n_stable_interpolating_above_bound: int | None
+    largest_stable_lr: Num
+    bound_at_largest_stable: Num
+    slack: Num
+    log10_slack: Num
+    smallest_failing_lr: Num
+    failing_over_bound: Num
+    bound_max: Num
+    n_above_bound: int | None
+    n_above_bound_diverged: int | None
+    n_above_bound_not_interpolating: int | None
+    n_above_bound_stable_interpolating: int | None
+
+
 class Row(Derived):
     """One depth (``by_depth.<L>``) or step size (``by_lr``, keyed by rank: select it by its
     step, ``by_lr[lr0=12]``): the derived scalars over its networks, their ``std``, scores."""
@@ -243,6 +325,7 @@ class Row(Derived):
     test_acc: Num
     train_mse: Num
     n: int
+    n_diverged: int | None = None  # networks whose training diverged (since issue 26)
     lr0: float | None = None  # step-size sweeps: the step before division by L2
     lr: float | None = None
     train_acc: Num = None
@@ -268,11 +351,12 @@ class LinearHeadSweepSummary(Summary):
     by_lr: keyed(Row, r"\d+", "a rank of the step sizes (0: the smallest)") | None = None
     by_wd: keyed(Row, r"\d+", "a rank of the weight decays (0: the smallest)") | None = None
     time_scaling: TimeScaling | None = None  # weight-decay sweeps
+    lr_bound: SweepLrBound | None = None  # step-size sweeps with ``lr_bound``
     layers: list[Layer]
     train_mse: Num
     train_acc: Num
     test_acc: Num
-    certificate: Certificate
+    certificate: Certificate | None = None  # None where every network of the sweep diverged
     derived: Derived
     layers_from: str
     ddp: Ddp

@@ -24,6 +24,11 @@ Derived scalars of one network (``derived``), L1 nonlinear and L2 linear layers,
   (1 - lr wd)^2 (:mod:`.balance_rate`; None otherwise), and with ``imbalance_eps2`` the time
   (lr x steps) to reach those levels of imbalance (:func:`.balance_rate.time_derived`).
 
+A network whose training diverged (``diverged``, :class:`.train.Diverged`) has no metrics: a group's
+means (and ``derived``) are over the networks that did not diverge, ``n_diverged`` counts the others,
+and a group where every network diverged has every metric None and no layers. A step-size sweep
+with ``lr_bound`` adds ``lr_bound``: Proposition 5.3's cap on the step (:mod:`.lr_bound`).
+
 A weight-decay sweep (``sweep = "weight_decay"``) adds ``by_wd`` (one row per weight decay, keyed
 by rank, 0 = the smallest) and ``time_scaling``: the exponents of Theorem 4.4's time in the weight
 decay, the least-squares slopes over the sweep of log(seed-mean value) against log(wd):
@@ -44,6 +49,7 @@ from typing import Any
 from ..protocol import UnitResult
 from .balance_rate import rate_derived, scaling_exponent, time_derived
 from .distributed import ranks_agree, setup_distributed
+from .lr_bound import sweep_record as lr_bound_sweep
 from .minimiser import conditioning_derived
 from .plateau import plateau_derived
 from .sharpness import sharpness_derived
@@ -149,8 +155,29 @@ def _finite(v: Any) -> bool:
     return isinstance(v, int | float) and math.isfinite(v)
 
 
+def _derived_keys() -> list[str]:
+    from .schema import Derived
+
+    return list(Derived.model_fields)
+
+
 def aggregate(group: list[tuple[dict, dict, list]]) -> dict[str, Any]:
-    """Mean (and ``std``) over the networks of a group (seeds; for by-depth also wd / lr)."""
+    """Mean (and ``std``) over the networks of a group (seeds; for by-depth also wd / lr) that
+    did not diverge; ``n`` counts them all, ``n_diverged`` those that diverged."""
+    ok = [g for g in group if not g[1].get("diverged")]
+    if not ok:  # every network diverged: no metric
+        none = dict.fromkeys(_derived_keys())
+        out: dict[str, Any] = dict.fromkeys(SCALARS)
+        out |= {"layers": [], "derived": none, "certificate": None, "n": len(group)}
+        out["std"] = {**dict.fromkeys(SCALARS), "layers": [], "derived": dict(none)}
+        out["n_diverged"] = len(group)
+        return out
+    out = _aggregate(ok)
+    out["n"], out["n_diverged"] = len(group), len(group) - len(ok)
+    return out
+
+
+def _aggregate(group: list[tuple[dict, dict, list]]) -> dict[str, Any]:
     sums = [s for _, s, _ in group]
     out: dict[str, Any] = {}
     std: dict[str, Any] = {}
@@ -206,7 +233,8 @@ def results_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, An
     if cfg.sweep == "none":
         out.update(aggregate(results))
         out["per_seed"] = [{k: v for k, v in s.items() if k != "grams"} for _, s, _ in results]
-        out["grams"] = results[0][1].get("grams", {})
+        alive = [s for _, s, _ in results if not s.get("diverged")]
+        out["grams"] = alive[0].get("grams", {}) if alive else {}
     else:
         out.update(sweep_summary(cfg, results))
     return out
@@ -243,6 +271,7 @@ def sweep_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]
             "test_acc": agg["test_acc"],
             "train_mse": agg["train_mse"],
             "n": agg["n"],
+            "n_diverged": agg["n_diverged"],
         }
         if cfg.sweep == "lr":
             out[by][str(i)] |= {"lr0": v, "lr": grp[0][0]["lr"], "train_acc": agg["train_acc"]}
@@ -254,7 +283,11 @@ def sweep_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]
             }
     if cfg.sweep == "weight_decay":
         out["time_scaling"] = time_scaling(list(out[by].values()))
-    deepest = max(depth)
+    if cfg.sweep == "lr" and cfg.lr_bound:
+        out["lr_bound"] = lr_bound_sweep([s for _, s, _ in results])
+    # the deepest (largest) value of the sweep where some network did not diverge
+    alive = [v for v, grp in depth.items() if any(not s.get("diverged") for _, s, _ in grp)]
+    deepest = max(alive or depth)
     top = aggregate(depth[deepest])
     for k in ("layers", "train_mse", "train_acc", "test_acc", "certificate", "derived"):
         out[k] = top[k]
@@ -262,6 +295,8 @@ def sweep_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]
     what = {"lr": "the largest step", "weight_decay": "the largest weight decay"}.get(
         cfg.sweep, "the deepest"
     )
+    if len(alive) < len(depth):
+        what += " where some network did not diverge" if alive else " (every network diverged)"
     out["layers_from"] = f"{key} = {deepest} ({what} of the sweep)"
     return out
 

@@ -13,10 +13,17 @@ its loss so that DDP's gradient average equals the full batch's gradient.
 :func:`train` builds a :class:`Trainer` (model, optimiser, schedule, data on the device), runs it
 through :func:`nclab.train.fit_trainer` and summarises the trained network with Theorem 3.1's
 certificate.
+
+A network whose training diverges (:class:`Diverged`: a non-finite train loss, a non-finite weight
+or network output when it is measured, a non-finite representation in the measurement, or, with
+``diverge_loss_factor``, a train loss above that factor times the first epoch's) stops there; its
+summary is :func:`diverged_summary`: ``diverged: true``, the epoch it diverged at (a step of
+full-batch gradient descent), the last finite train loss and why, and no collapse metrics.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from ...distributed import sum_over_ranks
+from ...errors import DataError
 from ...models.mlp import LinearHeadMLP
 from ...models.resnet import resnet20_mlp
 from ...runs import RunDir
@@ -35,9 +43,33 @@ from .balance_rate import pair_imbalance
 from .config import LinearHeadConfig
 from .data import load_data
 from .distributed import setup_distributed
+from .lr_bound import unit_record as lr_bound_record
 from .measure import certificate, layer_label, measure_layers
 from .minimiser import report as conditioning_report
 from .sharpness import training_sharpness
+
+
+class Diverged(Exception):
+    """Training diverged at ``epoch`` (1-based: the epochs done when it was seen); ``last_loss``:
+    the last finite train loss (None if none was), ``why``: what was seen."""
+
+    def __init__(self, epoch: int, last_loss: float | None, why: str):
+        super().__init__(f"training diverged at epoch {epoch}: {why}")
+        self.epoch, self.last_loss, self.why = epoch, last_loss, why
+
+
+def diverged_summary(cfg, job: Mapping[str, Any], exc: Diverged, steps_per_epoch: int):
+    """The summary of a network whose training diverged: its job, ``diverged`` and where, no
+    collapse metrics (they are absent, never NaN)."""
+    out = {k: job[k] for k in ("L1", "L2", "weight_decay", "lr", "seed")}
+    return out | {
+        "epochs": cfg.train.epochs,
+        "steps_per_epoch": steps_per_epoch,
+        "diverged": True,
+        "diverged_epoch": exc.epoch,
+        "last_finite_loss": exc.last_loss,
+        "diverged_reason": exc.why,
+    }
 
 
 def build_model(cfg, job: Mapping[str, Any], input_shape: tuple[int, ...], K: int) -> LinearHeadMLP:
@@ -118,6 +150,8 @@ class Trainer:
             for i in range(0, len(self.shard), mb)
         ]
         self.final: dict[str, Any] = {}  # the last epoch's measurement (with the Gram matrices)
+        self.first_loss: float | None = None  # the first epoch's train loss (divergence factor)
+        self.last_loss: float | None = None  # the last finite train loss
         self.state = TrainState(
             model=self.model, optimizer=self.opt, scheduler=self.sched, generators=self.gen
         )
@@ -153,7 +187,41 @@ class Trainer:
             self.sched.step()
         if self.world > 1:  # every rank's share of the loss (no process group in one process)
             sum_over_ranks(total)
-        return {"train_loss": float(total) / N, "lr": self.opt.param_groups[0]["lr"]}
+        loss = float(total) / N
+        self._check_loss(epoch, loss)
+        return {"train_loss": loss, "lr": self.opt.param_groups[0]["lr"]}
+
+    def _check_loss(self, epoch: int, loss: float) -> None:
+        """Raise :class:`Diverged` on a non-finite loss or one past ``diverge_loss_factor`` times
+        the first epoch's; else remember it."""
+        if not math.isfinite(loss):
+            raise Diverged(epoch + 1, self.last_loss, f"non-finite train loss ({loss})")
+        if self.first_loss is None:
+            self.first_loss = loss
+        f = self.cfg.diverge_loss_factor
+        if f is not None and loss > f * self.first_loss:
+            why = f"train loss {loss:.4g} > {f:g} x the first epoch's {self.first_loss:.4g}"
+            raise Diverged(epoch + 1, self.last_loss, why)
+        self.last_loss = loss
+
+    @torch.no_grad()
+    def _check_network(self, epoch: int) -> None:
+        """Raise :class:`Diverged` if a weight or the network's output on the training set is
+        not finite (a last step that overflowed, seen before the next loss is)."""
+        if not all(bool(torch.isfinite(p).all()) for p in self.model.parameters()):
+            raise Diverged(epoch + 1, self.last_loss, "non-finite weights")
+        was = self.model.training
+        self.model.eval()
+        bad = torch.zeros((), dtype=torch.float64, device=self.device)
+        try:
+            for xb, _ in self.probe_loader:
+                bad += (~torch.isfinite(self.model(xb))).any().to(torch.float64)
+        finally:
+            self.model.train(was)
+        if self.world > 1:  # every rank stops together (each saw its shard)
+            sum_over_ranks(bad)
+        if float(bad) > 0:
+            raise Diverged(epoch + 1, self.last_loss, "non-finite network output")
 
     def measure(self, grams: bool) -> dict[str, Any]:
         return measure_layers(
@@ -163,7 +231,11 @@ class Trainer:
     def evaluate(self, epoch: int) -> dict[str, Any]:
         """The logged record: train MSE and accuracy, test accuracy, every measured layer."""
         final = epoch + 1 == self.epochs
-        res = self.measure(grams=final)
+        self._check_network(epoch)
+        try:
+            res = self.measure(grams=final)
+        except DataError as exc:  # a representation overflowed inside a finite network
+            raise Diverged(epoch + 1, self.last_loss, f"in the measurement: {exc}") from None
         rec = {
             "train_mse": train_mse_from_stats(res["stats"][layer_label(self.model.L)], self.K),
             "train_acc": res["train_acc"],
@@ -187,7 +259,10 @@ def train(cfg: LinearHeadConfig, unit: Unit, run_dir: RunDir, context) -> dict[s
     data, rank, world, device = context
     job = unit.params
     u = Trainer(cfg, job, data, rank, world, device)
-    history = fit_trainer(u, run_dir, f"linear-head {job['label']}", progress=rank == 0)
+    try:
+        history = fit_trainer(u, run_dir, f"linear-head {job['label']}", progress=rank == 0)
+    except Diverged as exc:
+        return diverged_summary(cfg, job, exc, -(-u.N // u.B))
     if not u.final:  # resumed after the final evaluation was logged: measure again
         u.final.update(u.measure(grams=True))
     final_rec = history[-1]
@@ -202,9 +277,12 @@ def train(cfg: LinearHeadConfig, unit: Unit, run_dir: RunDir, context) -> dict[s
         grams=u.final.get("grams", {}),
         epochs=cfg.train.epochs,
         steps_per_epoch=-(-u.N // u.B),
+        diverged=False,
     )
     if cfg.imbalance_eps2:  # the levels of balance_rate.time_derived
         summary["imbalance_eps2"] = list(cfg.imbalance_eps2)
     if cfg.conditioning:
         summary["conditioning"] = conditioning_report(cfg, u.model, u.x, u.y, u.K, u.wd)
+    if cfg.lr_bound:
+        summary["lr_bound"] = lr_bound_record(summary, u.N, u.K)
     return summary

@@ -9,6 +9,7 @@ one network trains in the run directory itself (key ``""``). A unit's ``params``
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ...errors import ConfigError
@@ -37,6 +38,14 @@ def check(cfg: LinearHeadConfig) -> None:
     k = cfg.data.num_classes
     if k is not None and not 2 <= k <= CLASSES:
         raise ConfigError(f"data.num_classes must be in 2..{CLASSES}, got {k}")
+    f = cfg.diverge_loss_factor
+    if f is not None and not (f > 1 and math.isfinite(f)):
+        raise ConfigError(f"diverge_loss_factor must be a finite number > 1 (or None), got {f}")
+    if cfg.lr_bound and (cfg.sweep != "lr" or not cfg.conditioning):
+        raise ConfigError(
+            "lr_bound needs sweep = 'lr' (the step sizes) and conditioning = true (eps1, r and "
+            f"s_K(Y) of each network), got sweep = {cfg.sweep!r}, conditioning = {cfg.conditioning}"
+        )
     if cfg.sweep == "lr" and not cfg.sweep_lrs:
         raise ConfigError("sweep = 'lr' needs sweep_lrs (the learning rates)")
     if cfg.sweep == "weight_decay" and len(set(cfg.sweep_weight_decays)) < 2:

@@ -17,6 +17,13 @@ EOS_WHY = (
     "is our reading of 'about', wide enough for the oscillation around it"
 )
 
+#: why a decade stands for the paper's "significantly" (jacot/lr-upper-bound)
+LR_SIGNIFICANT = (
+    "'one cannot take any significantly larger learning rate' is informative only if the bound "
+    "is near the steps GD can take; 'significantly' read as a factor 10 (one decade) between "
+    "the bound and the largest step that still eps1-interpolates stably"
+)
+
 #: the paper proves these bounds and runs no network on them: the networks that test them are ours
 _NO_RUN = "the paper proves these bounds and runs no network on them"
 
@@ -264,6 +271,99 @@ CLAIMS = [
         note="The sharpness is that of the objective GD minimises (mean squared error over N K "
         "entries + coupled weight decay), by Lanczos on Hessian-vector products "
         "(nclab.curvature); figure edge_of_stability.png.",
+    ),
+    Claim(
+        id="jacot/lr-upper-bound",
+        paper=PAPER,
+        where="§5.2, after Proposition 5.3",
+        claim="Proposition 5.3 suggests one cannot take any significantly larger learning rate: "
+        "parameters that eps1-interpolate with r-bounded weights have ||Theta||_op >= (20), so "
+        "the step must be smaller than 2 r^2 K^2 / (L2 (s_K(Y) - eps1)^2) (nclab's loss: N K / 2 "
+        "times that).",
+        runs={
+            "main": RunSpec(
+                "linear-head",
+                quick="lr-bound-quick",
+                full="lr-bound",
+                no_paper="the paper derives the bound from Prop. 5.3 and the edge of stability "
+                "and runs no network on it",
+            )
+        },
+        measured={
+            "largest step of a stable eps1-interpolating network": "lr_bound.largest_stable_lr",
+            "smallest larger step that diverged or did not interpolate": (
+                "lr_bound.smallest_failing_lr"
+            ),
+            "slack: bound / largest stable step": "lr_bound.slack",
+            "smallest failing step / bound at the largest stable one": (
+                "lr_bound.failing_over_bound"
+            ),
+            "largest step / its own bound (stable, interpolating)": "lr_bound.lr_over_bound_max",
+            "networks that diverged": "lr_bound.n_diverged",
+            "networks above every bound": "lr_bound.n_above_bound",
+            "of them diverged": "lr_bound.n_above_bound_diverged",
+            "of them stable and eps1-interpolating": "lr_bound.n_above_bound_stable_interpolating",
+        },
+        theory={
+            "bound on the step at the largest stable network (nclab's loss)": (
+                "lr_bound.bound_at_largest_stable"
+            ),
+            "largest bound of a stable eps1-interpolating network": "lr_bound.bound_max",
+        },
+        paper_values={"learning rate": "< 2 r^2 K^2 / (L2 (s_K(Y) - eps1)^2) (paper's loss)"},
+        checks=[
+            sanity(
+                Check(
+                    "every network that ends stably eps1-interpolating has its step below its "
+                    "own bound (20)",
+                    "lr_bound.lr_over_bound_max",
+                    "<=",
+                    1.0,
+                    name="stable-steps-below-bound",
+                    source="§5.2 after Prop. 5.3: the learning rate must be smaller than the "
+                    "bound (a ratio at most 1)",
+                )
+            ),
+            sanity(
+                Check(
+                    "the sweep reaches steps above every stable network's bound",
+                    "lr_bound.n_above_bound",
+                    ">=",
+                    1.0,
+                    name="sweep-reaches-above-bound",
+                    ours="a sweep with no step above the bounds tests nothing above them",
+                )
+            ),
+            sanity(
+                Check(
+                    "no network with a step above every bound ends stably eps1-interpolating",
+                    "lr_bound.n_above_bound_stable_interpolating",
+                    "<=",
+                    0.0,
+                    name="above-bound-fails",
+                    source="§5.2 after Prop. 5.3: no stable eps1-interpolating network above "
+                    "the bound (a count of zero)",
+                )
+            ),
+            Check(
+                "the bound is what stops larger steps: the largest step that still "
+                "eps1-interpolates stably is within a factor 10 of its bound",
+                "lr_bound.slack",
+                "<=",
+                10.0,
+                name="bound-within-a-decade",
+                ours=LR_SIGNIFICANT,
+            ),
+        ],
+        quick_seconds=90.0,
+        full_seconds=3000.0,
+        note="Reading: 'one cannot take any significantly larger learning rate' is tested as the "
+        "bound being where stable interpolation ends, within a decade; the bound itself holds by "
+        "Prop. 5.3 with far more room than a run can use, so checking it is a sanity check. "
+        "'Stably eps1-interpolating': training did not diverge and eps1 = ||Z_L - Y||_F < "
+        "s_K(Y) at the end (the proposition's hypothesis); r = the largest ||W_l||_op of the "
+        "linear layers (the proof's). nclab's step bound is N K / 2 times the paper's "
+        "(tests/test_lr_bound.py checks the Hessians' ratio 2 / (N K)).",
     ),
     Claim(
         id="jacot/thm31-nc2-nc3",
