@@ -1,13 +1,13 @@
 """One unit (seed) of pyramid-flow: the data and θ0 drawn from the seed, Theorem 4.4's constants
 at θ0, and for each ε1 of the sweep the gradient flow of C_λ to the time t* of (10), measured.
 
-The flow θ' = -∇C_λ(θ) is stiff (the Hessian's top eigenvalue at θ0 is ~1e5, λ ~ 1e-6): gradient
-descent at a stable step would need t* λ_max / 2 ~ 1e11 steps, so it is integrated by an implicit
-stiff solver (scipy's LSODA, which switches to BDF where the flow is stiff, with the Gauss-Newton
-Jacobian), and validated twice: the smallest
-ε1's solve is repeated at ``check_factor`` times the tolerances (the end state must not move),
-and gradient descent at step η and η/2 over a short time is compared with the flow there (the
-error must halve with the step: GD converges to this flow at first order).
+The flow θ' = -∇C_λ(θ) is stiff (the Hessian's top eigenvalue at θ0 is ~4e5, λ ~ 1e-7 to 1e-6):
+gradient descent at a stable step would need t* λ_max / 2 ~ 1e13 steps, so an implicit stiff
+solver integrates it (scipy's LSODA, which switches to BDF where the flow is stiff, with the
+Gauss-Newton Jacobian), validated twice: the smallest ε1's solve is repeated at ``check_factor``
+times the tolerances (the end state must not move), and gradient descent at step η and η/2 over
+a short time is compared with the flow there (the error must halve with the step: GD converges
+to this flow at first order).
 """
 
 from __future__ import annotations

@@ -186,7 +186,7 @@ CLAIMS.append(
         "smooth activation (7), a small second layer and large others so that (9) holds), "
         "lambda at (10)'s bound (of order eps1^2) and run for the time t* that (10)'s step "
         "count k gives as eta -> 0, the lambda-regularised square loss's gradient flow (the "
-        "limit of GD at (10)'s step; (10)'s own eta ~ 1e-40 and k ~ 1e45 cannot be run) "
+        "limit of GD at (10)'s step; (10)'s own eta ~ 1e-38 and k ~ 1e45 cannot be run) "
         "approximately interpolates (||Z_L - Y||_F <= sqrt(2) eps1, (25)) and its NC1(Z_(L-1)) "
         "tends to 0 as eps1, eps2 shrink. Bound (11) itself is vacuous here (r of (12) is "
         "large), so NC1 <= (11) is a sanity check.",
@@ -309,9 +309,9 @@ CLAIMS.append(
         ],
         quick_seconds=240.0,
         full_seconds=1800.0,
-        note="Gradient flow, not GD at (10)'s step: (10)'s eta is ~1e-40 and k ~ 1e45 (both in "
+        note="Gradient flow, not GD at (10)'s step: (10)'s eta is ~1e-38 and k ~ 1e45 (both in "
         "the summary), and GD at the stability limit 2 / lambda_max(H C_lambda(theta0)) would "
-        "still need ~1e11 steps, since lambda_max ~ 1e5 and lambda ~ 1e-6; GD at (10)'s eta is "
+        "still need ~1e13 steps, since lambda_max ~ 4e5 and lambda ~ 1e-7 to 1e-6; GD at (10)'s eta is "
         "the flow to O(eta), and the flow to the time t* = lim_(eta -> 0) eta k of (10) is "
         "integrated by a stiff solver (LSODA), checked by a 100x tighter solve and "
         "by GD at a step and its half over a short time (the distance halves). Network: L1 = 2 "
