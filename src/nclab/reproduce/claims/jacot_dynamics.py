@@ -308,7 +308,7 @@ CLAIMS.append(
             ),
         ],
         quick_seconds=240.0,
-        full_seconds=1800.0,
+        full_seconds=600.0,
         note="Gradient flow, not GD at (10)'s step: (10)'s eta is ~1e-38 and k ~ 1e45 (both in "
         "the summary), and GD at the stability limit 2 / lambda_max(H C_lambda(theta0)) would "
         "still need ~1e13 steps, since lambda_max ~ 4e5 and lambda ~ 1e-7 to 1e-6; GD at (10)'s eta is "
