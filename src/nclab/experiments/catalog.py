@@ -24,6 +24,7 @@ EXPERIMENT_MODULES: dict[str, str] = {
     "fc-transformer": "nclab.experiments.fc_transformer",
     "fc-grammar": "nclab.experiments.fc_grammar",
     "fc-landscape": "nclab.experiments.fc_landscape",
+    "pyramid-flow": "nclab.experiments.pyramid_flow",
     "linear-head": "nclab.experiments.linear_head",
     "deep-ln": "nclab.experiments.deep_ln",
     "resnet-ufm": "nclab.experiments.resnet_ufm",

@@ -52,6 +52,7 @@ from .distributed import ranks_agree, setup_distributed
 from .lr_bound import sweep_record as lr_bound_sweep
 from .minimiser import conditioning_derived
 from .plateau import plateau_derived
+from .schema import Derived
 from .sharpness import sharpness_derived
 
 SCALARS = ("train_mse", "train_acc", "test_acc")
@@ -156,8 +157,6 @@ def _finite(v: Any) -> bool:
 
 
 def _derived_keys() -> list[str]:
-    from .schema import Derived
-
     return list(Derived.model_fields)
 
 

@@ -3,6 +3,8 @@ conditioning of the linear head at the minimiser (Prop. 5.1, Thm 5.2), the NTK b
 and the edge of stability (§5.2). The runs are linear-head presets with ``conditioning`` / ``ntk`` /
 ``track_sharpness`` (:mod:`nclab.experiments.linear_head.minimiser`,
 :mod:`nclab.experiments.linear_head.sharpness`); ``docs/theory-jacot.md`` has the derivations.
+
+Length: five claims, each with its checks and the reasons for their thresholds.
 """
 
 from __future__ import annotations
