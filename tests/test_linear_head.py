@@ -205,6 +205,8 @@ def test_claims_registered_and_judged():
     section5 = {"jacot/conditioning-minimiser", "jacot/ntk-bound", "jacot/edge-of-stability"}
     section5 |= {"jacot/thm31-nc2-nc3", "jacot/lr-upper-bound"}
     dynamics = {"jacot/balancedness-rate", "jacot/thm44-time"}  # full presets on a CPU too
+    # Theorem 4.4 on a network that meets its hypotheses runs its own experiment
+    assert claims.pop("jacot/thm44-nc1").runs["main"].experiment == "pyramid-flow"
     assert set(claims) == figures | resnet | section5 | dynamics
     for c in claims.values():
         spec = c.runs["main"]
