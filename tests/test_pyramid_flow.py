@@ -111,6 +111,23 @@ def test_initialisation_meets_assumption_4_3(quick_net):
     assert c.c0 == pytest.approx(c.N / 2, rel=0.05)
 
 
+def test_hand_gradient_and_jacobian_match_autograd(quick_net):
+    """The solver's numpy gradient of C_λ and Jacobian of Z_L (by hand) against torch autograd,
+    at θ0 and at a random point where the nonlinear layers' pre-activations spread wide."""
+    cfg, net, theta0, _ = quick_net
+    g = torch.Generator().manual_seed(3)
+    far = theta0 + 0.5 * torch.randn(theta0.shape, generator=g, dtype=theta0.dtype)
+    for theta in (theta0, far):
+        for lam in (0.0, 0.3):
+            ref = torch.func.grad(lambda t, lam=lam: net.cost(t, lam))(theta)
+            got = net.grad_np(theta.numpy(), lam)
+            assert torch.allclose(torch.from_numpy(got), ref, rtol=1e-12, atol=1e-13)
+        J = torch.func.jacrev(lambda t: net.forward(t)[-1].reshape(-1))(theta)
+        got = net.out_jacobian_np(theta.numpy())
+        assert got.shape == tuple(J.shape)
+        assert torch.allclose(torch.from_numpy(got), J, rtol=1e-12, atol=1e-13)
+
+
 def test_too_small_an_initialisation_is_refused():
     from nclab.experiments.protocol import Unit
 

@@ -33,7 +33,7 @@ from ..config import Config
 from ..errors import ConfigError, RunError
 from ..provenance import PROVENANCE, provenance
 from ..runs import RunDir, dumps
-from ..threads import torch_threads
+from ..threads import limit_blas, run_threads
 from ..workers import run_tasks
 from .catalog import get_experiment
 from .protocol import Experiment, Unit, UnitResult, seed_summary
@@ -74,7 +74,7 @@ def run_experiment(
     write_provenance(run)
     t0 = time.perf_counter()
     try:
-        with torch_threads(cfg.threads):
+        with run_threads(cfg.threads):
             results = train_units(exp, cfg, run)
             summary = dict(exp.summarize(cfg, results))
             summary.update(seed_summaries(exp, cfg, results))
@@ -209,6 +209,7 @@ def _worker_init(name: str, cfg_dict: dict, threads: int) -> None:
 
     os.environ["NCLAB_PROGRESS"] = "0"  # one bar, the parent's, over the units
     torch.set_num_threads(threads)
+    limit_blas(threads)
     exp = get_experiment(name)
     cfg = exp.config_cls.from_dict(cfg_dict)
     _WORKER.update(exp=exp, cfg=cfg, context=None)
@@ -267,7 +268,7 @@ def redraw(path: str | Path) -> list[str]:
     summary = run.read_summary()
     if exp.figures is None:
         return []
-    with torch_threads(cfg.threads):
+    with run_threads(cfg.threads):
         figs = [str(p) for p in exp.figures(cfg, run, summary, finished_units(exp, cfg, run))]
     summary["figures"] = figs
     run.write_summary(summary)

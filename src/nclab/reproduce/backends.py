@@ -27,7 +27,7 @@ from ..errors import ConfigError
 from ..experiments import get_experiment, run_experiment
 from ..progress import bar
 from ..runs import RunDir
-from ..threads import torch_threads
+from ..threads import run_threads
 from ..workers import run_tasks, start_ray
 
 
@@ -63,7 +63,7 @@ def run_job(job: Job, threads: int | None = 1, unit_workers: int = 1) -> dict[st
     """Run one job (in whatever process calls it, with ``threads`` torch threads, restored after;
     its units, e.g. seeds, ``unit_workers`` at a time unless its config says otherwise); never
     raises for a failing run."""
-    with torch_threads(threads):
+    with run_threads(threads):
         return _run_job(job, unit_workers)
 
 

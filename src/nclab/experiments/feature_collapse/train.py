@@ -32,7 +32,7 @@ from ...errors import ConfigError
 from ...models.wordnet import WordNet, collapse_views, full_batch_objective, sgd_step
 from ...rng import generator
 from ...runs import RunDir
-from ...threads import torch_threads
+from ...threads import run_threads
 from ...train import TrainState, fit_trainer
 from ..common.evaluation import accuracy
 from ..protocol import Unit
@@ -258,7 +258,7 @@ def remeasure(path: str | Path, figures: bool = True) -> dict[str, Any]:
     run = RunDir(path, create=False)
     old = run.read_summary()
     results = finished_units(exp, cfg, run)
-    with torch_threads(cfg.threads):
+    with run_threads(cfg.threads):
         for r in results:
             tr, untrained = load_trained(cfg, r.unit.seed, r.run)
             r.summary = summarize_trainer(cfg, tr, untrained, r.run.read_metrics())
