@@ -134,7 +134,7 @@ CLAIMS = [
                 ours=ORDER_WHY,
             ),
         ],
-        quick_seconds=180.0,
+        quick_seconds=60.0,
         full_seconds=3600.0,
         note="Full-batch GD (SGD, no momentum, constant step 0.2) of a bias-free linear head "
         "(L1 = 1 ReLU layer, L2 = 3 linear layers) on the 8 x 8 digits at weight decays "
@@ -307,7 +307,7 @@ CLAIMS.append(
                 )
             ),
         ],
-        quick_seconds=240.0,
+        quick_seconds=30.0,
         full_seconds=600.0,
         note="Gradient flow, not GD at (10)'s step: (10)'s eta is ~1e-38 and k ~ 1e45 (both in "
         "the summary), and GD at the stability limit 2 / lambda_max(H C_lambda(theta0)) would "
