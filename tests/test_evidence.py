@@ -109,9 +109,49 @@ def test_unfinished_or_foreign_directories_are_refused(tmp_path, capsys):
     assert code == 2 and "has not finished" in err
 
 
+def test_recompact_rewrites_old_records_under_the_name_a_new_add_gives(demo_run, tmp_path):
+    """A record written before compact dropped a seed's zero spread is rewritten under the name a
+    fresh add gives; adding the run again then writes nothing new, and the rest is unchanged."""
+    _clean(demo_run)
+    book = Ledger(tmp_path / "ledger")
+    path = book.add(demo_run)
+    rec = json.loads(path.read_text())
+    old = dict(rec, summary=dict(rec["summary"], by_seed=[{"nc1": 1.0, "std": {"nc1": 0.0}}]))
+    stale = path.with_name(path.stem.rsplit("-", 1)[0] + "-0123456789.json")
+    path.unlink()
+    stale.write_text(json.dumps(old, indent=1))
+    ((was, now),) = book.recompact()
+    assert was == stale and not stale.exists() and now.exists()
+    back = json.loads(now.read_text())
+    assert back["summary"]["by_seed"] == [{"nc1": 1.0}]
+    assert {k: v for k, v in back["summary"].items() if k != "by_seed"} == {
+        k: v for k, v in rec["summary"].items() if k != "by_seed"
+    }
+    assert back["provenance"] == rec["provenance"] and book.recompact() == []
+    again = dict(back, summary=dict(back["summary"], by_seed=[{"nc1": 1.0, "std": {"nc1": 0.0}}]))
+    now.write_text(json.dumps(again, indent=1))  # as if recorded by an older nclab
+    ((_, renamed),) = book.recompact()
+    assert renamed == now
+
+
 def test_compact_drops_figures_and_matrices():
     s = {"nc1": 0.1, "figures": ["a.png"], "grams": {"L3": [[1.0, 2.0], [2.0, 1.0]]}, "v": [1, 2]}
     assert compact(s) == {"nc1": 0.1, "grams": {}, "v": [1, 2]}
+
+
+def test_compact_drops_a_seeds_zero_spread_only():
+    """Inside by_seed an all-zero std tree says nothing and goes; a seed's non-zero std (several
+    networks per point) and the run's std over seeds stay."""
+    zero = {"nc1": 0.0, "layers": [{"a": 0.0, "b": None}]}
+    some = {"nc1": 0.2, "layers": [{"a": 0.0}]}
+    s = {
+        "std": zero,
+        "by_seed": [{"nc1": 1.0, "std": zero, "sweep": [{"x": 1, "std": zero}, {"std": some}]}],
+    }
+    assert compact(s) == {
+        "std": zero,
+        "by_seed": [{"nc1": 1.0, "sweep": [{"x": 1}, {"std": some}]}],
+    }
 
 
 def test_command_line_reads_as_typed():

@@ -1,5 +1,5 @@
-"""``nclab evidence add RUN_DIR...`` and ``nclab evidence list``: the ledger of recorded runs
-(:mod:`nclab.evidence`)."""
+"""``nclab evidence add RUN_DIR...``, ``nclab evidence list`` and ``nclab evidence compact``: the
+ledger of recorded runs (:mod:`nclab.evidence`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from ._app import JSON_OPT, app, console, emit_json
 
 evidence_app = typer.Typer(
-    help="The ledger of recorded runs (evidence/): add finished run directories, list them.",
+    help="The ledger of recorded runs (evidence/): add finished run directories, list, compact.",
     no_args_is_help=True,
 )
 app.add_typer(evidence_app, name="evidence")
@@ -87,3 +87,19 @@ def list_(ledger: Path = LEDGER_OPT, json: bool = JSON_OPT) -> None:
         }
         title = f"{len(rows)} recorded runs"
         console().print(metrics_table(shown, title=title, row_label="record", transpose=False))
+
+
+@evidence_app.command("compact")
+def compact_(ledger: Path = LEDGER_OPT, json: bool = JSON_OPT) -> None:
+    """Rewrite records made by an older nclab without what the ledger no longer keeps (a seed's
+    all-zero spreads), under the names a fresh add would give them; the numbers claims and
+    tables read are unchanged."""
+    from ..evidence import Ledger
+
+    moved = Ledger(ledger).recompact()
+    if json:
+        emit_json([{"was": str(a), "now": str(b)} for a, b in moved])
+    else:
+        for a, b in moved:
+            console().print(f"{a.name} -> {b.name}")
+        console().print(f"{len(moved)} records rewritten")

@@ -15,6 +15,8 @@ few to some tens of kB; recording the same run twice writes nothing new.
 
 >>> compact({"a": 1.0, "figures": ["x.png"], "grams": {"L3": [[1.0, 0.0], [0.0, 1.0]]}})
 {'a': 1.0, 'grams': {}}
+>>> compact({"std": {"a": 0.0}, "by_seed": [{"a": 1.0, "std": {"a": 0.0, "b": None}}]})
+{'std': {'a': 0.0}, 'by_seed': [{'a': 1.0}]}
 """
 
 from __future__ import annotations
@@ -46,14 +48,31 @@ def default_root() -> Path:
     return Path(os.environ.get(ENV) or SOURCE / "evidence")
 
 
-def compact(summary: Any) -> Any:
-    """``summary`` without what no claim or table reads: figure paths and matrices (lists of
-    lists of numbers, e.g. Gram matrices)."""
+def compact(summary: Any, _seed: bool = False) -> Any:
+    """``summary`` without what no claim or table reads: figure paths, matrices (lists of lists
+    of numbers, e.g. Gram matrices) and, inside a seed's own summary (``by_seed``), ``std`` trees
+    that are all zero (a spread over the one network of each sweep point: a sixth of the linear
+    sweeps' records)."""
     if isinstance(summary, Mapping):
-        return {k: compact(v) for k, v in summary.items() if k != "figures" and not _matrix(v)}
+        return {
+            k: compact(v, _seed or k == "by_seed")
+            for k, v in summary.items()
+            if k != "figures" and not _matrix(v) and not (_seed and k == "std" and _zero(v))
+        }
     if isinstance(summary, list):
-        return [compact(v) for v in summary]
+        return [compact(v, _seed) for v in summary]
     return summary
+
+
+def _zero(tree: Any) -> bool:
+    """Every leaf of ``tree`` is 0 or None (an empty tree too)."""
+    if isinstance(tree, Mapping):
+        return all(_zero(v) for v in tree.values())
+    if isinstance(tree, list):
+        return all(_zero(v) for v in tree)
+    return tree is None or (
+        isinstance(tree, int | float) and not isinstance(tree, bool) and tree == 0
+    )
 
 
 def _matrix(v: Any) -> bool:
@@ -184,7 +203,7 @@ class Ledger:
                 f"{prov.get('commit')}); commit first, or record it anyway with --allow-dirty"
             )
         text = dumps(record, indent=1) + "\n"
-        digest = hashlib.sha1(dumps(record["summary"]).encode()).hexdigest()[:10]
+        digest = _digest(record["summary"])
         group = group_key(
             record["experiment"], record["preset"], record["overrides"], len(record["seeds"])
         )
@@ -198,6 +217,32 @@ class Ledger:
         path.write_text(text)
         self._records = None  # read again with the new record
         return path
+
+    def recompact(self) -> list[tuple[Path, Path]]:
+        """Rewrite every record whose summary :func:`compact` now shortens (after it learned to
+        drop more), under the name a fresh :meth:`add` of its run would give it, so that
+        recording the run again still writes nothing new; returns (old, new) paths. Only what
+        :func:`compact` drops changes: the numbers claims and tables read are kept as they are."""
+        moved = []
+        for path in sorted((self.root / "runs").glob("*/*/*.json")):
+            record = json.loads(path.read_text())
+            summary = compact(record["summary"])
+            if summary == record["summary"]:
+                continue
+            record["summary"] = summary
+            stamp = path.stem.rsplit("-", 1)[0]
+            new = path.with_name(f"{stamp}-{_digest(summary)}.json")
+            new.write_text(dumps(record, indent=1) + "\n")
+            if new != path:
+                path.unlink()
+            moved.append((path, new))
+        self._records = None
+        return moved
+
+
+def _digest(summary: Mapping[str, Any]) -> str:
+    """The name's digest of a record's (compact) summary: the same run recorded twice has one."""
+    return hashlib.sha1(dumps(summary).encode()).hexdigest()[:10]
 
 
 def record_of(run_dir: str | Path) -> dict[str, Any]:
