@@ -113,6 +113,27 @@ CLAIM = Claim(
 )
 
 
+def test_claims_share_one_run_with_the_most_seeds_any_asks(tmp_path):
+    """Two claims needing the same run at 3 and 8 seeds share the 8-seed run (the ledger's find
+    reads it for both too); other overrides keep their own run."""
+    from dataclasses import replace
+
+    from nclab.reproduce.plan import plan
+
+    three = replace(CLAIM, id="t/three", runs={"main": RunSpec("demo", "q", "f", seeds=3)})
+    eight = replace(CLAIM, id="t/eight", runs={"main": RunSpec("demo", "q", "f", seeds=8)})
+    other = replace(
+        CLAIM, id="t/other", runs={"main": RunSpec("demo", "q", "f", seeds=3, set={"lr": 1})}
+    )
+    jobs, by_claim, _ = plan([three, eight, other], "quick", tmp_path, None, gpu=False)
+    assert sorted(j.seeds for j in jobs) == [3, 8]
+    assert by_claim["t/three"]["main"] is by_claim["t/eight"]["main"]
+    assert by_claim["t/three"]["main"].seeds == 8
+    assert by_claim["t/other"]["main"].seeds == 3
+    jobs, by_claim, _ = plan([three, eight], "quick", tmp_path, 2, gpu=False)  # --seeds 2
+    assert [j.seeds for j in jobs] == [2]
+
+
 def test_verdicts():
     good = {
         "main": {"test_acc": 0.5, "norm": 1.40, "theory": {"norm": 1.42}},

@@ -1,7 +1,7 @@
 """Planning a reproduce: which runs the claims need, deduplicated, and which claims cannot run.
 
-Runs are shared between claims that need the same experiment, preset, overrides and seeds; each has
-a run directory under ``OUT/runs/<experiment>/<preset>[-<overrides hash>]-s<seeds>/``.
+Runs are shared between claims that need the same experiment, preset and overrides (the most seeds
+any of them asks for); each has a run directory under ``OUT/runs/<experiment>/<preset>[-<overrides hash>]-s<seeds>/``.
 """
 
 from __future__ import annotations
@@ -67,4 +67,18 @@ def plan(
             job = _job(out, spec, mode, seeds, dict(spec.set))
             jobs[job] = None
             by_claim[claim.id][alias] = job
-    return list(jobs), by_claim, not_run
+    widest = _most_seeds(jobs)
+    by_claim = {c: {a: widest[j] for a, j in aliases.items()} for c, aliases in by_claim.items()}
+    return list(dict.fromkeys(widest.values())), by_claim, not_run
+
+
+def _most_seeds(jobs) -> dict[Job, Job]:
+    """Each job -> the job of the same run with the most seeds: a claim that asks for 3 seeds of
+    a run another claim needs 8 of reads the 8 (seeds 0-7 include 0-2), as the ledger's
+    ``find`` does, and the 3-seed run is not made."""
+    top: dict[tuple, Job] = {}
+    for job in jobs:
+        key = (job.experiment, job.preset, job.overrides)
+        if key not in top or job.seeds > top[key].seeds:
+            top[key] = job
+    return {job: top[(job.experiment, job.preset, job.overrides)] for job in jobs}
