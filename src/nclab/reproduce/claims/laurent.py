@@ -233,7 +233,7 @@ CLAIMS: list[Claim] = [
             _theorem("mean u norm", "u_norm_mean", 1, 0.05, "u-norm-thm1"),
         ],
         quick_seconds=5,
-        full_seconds=600,
+        full_seconds=1800,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
     ),
     Claim(
         id="feature-collapse/k50",
@@ -278,7 +278,7 @@ CLAIMS: list[Claim] = [
             _theorem("mean u norm", "u_norm_mean", 3, 0.10, "u-norm-thm3"),
         ],
         quick_seconds=5,
-        full_seconds=600,
+        full_seconds=1900,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
     ),
     Claim(
         id="feature-collapse/fig4a",
@@ -295,7 +295,7 @@ CLAIMS: list[Claim] = [
         paper_values=_reported("fig4a", _ACC),
         checks=[_acc(), _collapse("main", "type-III"), _NORM_FOLLOWS_FREQUENCY],
         quick_seconds=10,
-        full_seconds=800,
+        full_seconds=2400,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds + measuring
     ),
     Claim(
         id="feature-collapse/fig4b-vs-fig4c",
@@ -317,7 +317,7 @@ CLAIMS: list[Claim] = [
             _h_acc_paper(_FIG4B_ACC, "Fig. 4b"),
         ],
         quick_seconds=70,  # fig4b-quick (L-BFGS) + fig4c-quick (SGD, 38 s under load)
-        full_seconds=1800,
+        full_seconds=5300,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
     ),
     Claim(
         id="feature-collapse/no-weight-decay",

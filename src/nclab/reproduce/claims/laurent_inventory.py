@@ -134,7 +134,7 @@ CLAIMS: list[Claim] = [
         },
         checks=[_pca_check("words", "word embeddings"), _pca_check("u", "vectors u_{k,ℓ}")],
         quick_seconds=5,
-        full_seconds=1700,
+        full_seconds=1800,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
         note="σ3/σ1 compares runs of any size (σ1 grows with the number of vectors and their "
         "norm): the quick run has 300 words, the paper 1200. Theorem 1's minimiser has σ3 = 0; "
         "the threshold is the paper's reported value, not ours, and docs/feature-collapse.md "
@@ -151,7 +151,7 @@ CLAIMS: list[Claim] = [
         paper_values={"test accuracy": REPORTED["fig4a-ln"]["test_acc"]},
         checks=[_acc()],
         quick_seconds=10,
-        full_seconds=900,
+        full_seconds=2400,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds + measuring
         note="the paper shows no figure of this network; the fig4a-ln presets are fig4a's with "
         "the parameter-free LayerNorm (fig4c's network)",
     ),
@@ -234,7 +234,7 @@ CLAIMS: list[Claim] = [
             )
         ],
         quick_seconds=10,
-        full_seconds=800,
+        full_seconds=2400,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds + measuring
         note="arithmetic on the run's configuration (nc = 3, L = 15, 400 Zipf words per concept: "
         "the quick preset keeps them), so every scale gives the same answer; "
         "docs/theory-feature-collapse.md derives the bound",
@@ -286,7 +286,7 @@ CLAIMS: list[Claim] = [
             ),
         ],
         quick_seconds=260,  # two runs of 3 seeds, about 40 s a seed each (L-BFGS, K = 1000)
-        full_seconds=3600,
+        full_seconds=9000,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
         note=f"the exponent {STEEP_S:g} is ours for 'dominated by a few very frequent words': "
         "the three most frequent of a concept's 400 words carry 83 % of its mass (28 % under "
         "the paper's 1/β); the quick presets are fig4b-quick's (K = 1000, nspl = 5, d = 20, "
@@ -463,7 +463,7 @@ CLAIMS: list[Claim] = [
             )
         ],
         quick_seconds=130,  # fig4b-quick, 3 seeds (about 40 s each)
-        full_seconds=1000,
+        full_seconds=4500,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
         note="the pairing is written by the feature-collapse summary since issue 26 "
         "(u_vs_sampled_freq): for each class k and position ℓ, the norm of u_{k,ℓ} and the mean "
         "frequency μ of the nspl training words at that position; 'within' centres both on "
