@@ -134,6 +134,24 @@ def test_claims_share_one_run_with_the_most_seeds_any_asks(tmp_path):
     assert [j.seeds for j in jobs] == [2]
 
 
+def test_seed_views_pair_seeds_or_say_none():
+    """Per-seed views come from by_seed / per_seed; a one-seed run is its own view; a run of
+    several seeds that keeps only their mean (a sweep averaging each point) gives no view, so its
+    checks are judged on the mean and never shown as "1/1 seeds"."""
+    from nclab.reproduce.outcomes import seed_views
+
+    two = {"nc1": 0.5, "seeds": [0, 1], "per_seed": [{"nc1": 0.4}, {"nc1": 0.6}]}
+    assert seed_views({"main": two}) == [{"main": {"nc1": 0.4}}, {"main": {"nc1": 0.6}}]
+    one = {"nc1": 0.5, "seeds": [0]}
+    assert seed_views({"main": one}) == [{"main": one}]
+    assert seed_views({"main": {"nc1": 0.5}}) == [{"main": {"nc1": 0.5}}]
+    mean_only = {"nc1": 0.5, "seeds": [0, 1, 2]}
+    assert seed_views({"main": mean_only}) == []
+    assert seed_views({"main": two, "other": mean_only}) == []
+    three = {"seeds": [0, 1, 2], "by_seed": [{"a": i} for i in range(3)]}
+    assert seed_views({"main": two, "other": three}) == []  # 2 and 3 seeds: no pairing
+
+
 def test_verdicts():
     good = {
         "main": {"test_acc": 0.5, "norm": 1.40, "theory": {"norm": 1.42}},

@@ -25,18 +25,30 @@ Summaries = Mapping[str, Mapping[str, Any]]
 
 def seed_views(summaries: Summaries) -> list[dict[str, Mapping[str, Any]]]:
     """One ``{alias: summary}`` per seed: each run's ``by_seed`` (a grid's per-seed summaries),
-    else its ``per_seed``, else the run itself (one seed). Runs of different seed counts give
-    none (no seed can be paired)."""
+    else its ``per_seed``, else the run itself if it ran one seed. Runs of different seed counts,
+    or a run of several seeds whose summary keeps only their mean (a sweep that averages each
+    point), give none: no seed can be judged alone, and the checks are judged on the mean."""
     per: dict[str, list] = {}
     for alias, s in summaries.items():
         entries = s.get("by_seed") or s.get("per_seed")
         ok = isinstance(entries, list) and all(isinstance(e, Mapping) for e in entries)
-        per[alias] = entries if ok and len(entries) > 1 else [s]
+        if ok and len(entries) > 1:
+            per[alias] = entries
+        elif _seed_count(s) > 1:
+            return []
+        else:
+            per[alias] = [s]
     counts = {len(v) for v in per.values()}
     if len(counts) != 1:
         return []
     n = counts.pop()
     return [{a: per[a][i] for a in per} for i in range(n)]
+
+
+def _seed_count(summary: Mapping[str, Any]) -> int:
+    """How many seeds a run's summary stands for (its ``seeds`` list; one if it has none)."""
+    seeds = summary.get("seeds")
+    return len(seeds) if isinstance(seeds, list | tuple) else 1
 
 
 def _resolves(summaries: Summaries, path: str) -> bool:
