@@ -39,13 +39,25 @@ def test_every_claim_names_existing_experiments_and_presets():
         assert c.id.count("/") == 1 and c.paper and c.claim and c.checks, c.id
         for spec in c.runs.values():
             exp = get_experiment(spec.experiment)
-            for preset in (spec.quick, spec.full):
+            for preset in (spec.quick, spec.medium, spec.full):
                 if preset is not None:
                     assert preset in exp.presets, f"{c.id}: preset {preset!r} of {spec.experiment}"
                     exp.config(preset, dict(spec.set))  # overrides are valid keys and values
         for path in list(c.measured.values()) + list(c.theory.values()):
             alias = path.rpartition(":")[0] or "main"
             assert alias in c.runs, f"{c.id}: {path} names an unknown run"
+
+
+def test_a_claim_whose_full_run_takes_hours_on_a_cpu_has_a_medium_scale():
+    """The evidence ladder's rule: a claim whose CPU full run is more than about an hour on this
+    2-core machine (its estimate, one core, over 2 core-hours) has a medium preset, the largest
+    that runs in about an hour, and a medium estimate within that."""
+    for c in all_claims():
+        if not c.runnable("full") or c.needs_gpu("full") or c.full_seconds <= 7200:
+            continue
+        assert c.runnable("medium"), f"{c.id}: {c.full_seconds:.0f} s at full size, no medium"
+        assert c.medium_seconds < c.full_seconds, c.id
+        assert c.medium_seconds <= 4 * 7200, f"{c.id}: medium {c.medium_seconds:.0f} s"
 
 
 def test_check_names_are_unique_ids_within_a_claim():
