@@ -207,6 +207,10 @@ def test_claims_registered_and_judged():
     dynamics = {"jacot/balancedness-rate", "jacot/thm44-time"}  # full presets on a CPU too
     # Theorem 4.4 on a network that meets its hypotheses runs its own experiment
     assert claims.pop("jacot/thm44-nc1").runs["main"].experiment == "pyramid-flow"
+    # the 1/L2 reading of Section 5.2's step cap: lr-bound-quick at three depths
+    depth = claims.pop("jacot/lr-scales-with-depth")
+    assert {s.quick for s in depth.runs.values()} == {"lr-bound-quick"}
+    assert sorted(s.set["model.L2"] for s in depth.runs.values()) == [1, 2, 4]
     assert set(claims) == figures | resnet | section5 | dynamics
     for c in claims.values():
         spec = c.runs["main"]

@@ -123,7 +123,8 @@ def run_instance(spec: RunSpec, mode: str) -> RunInstance:
     ours = exp.setting(preset, dict(spec.set))
     paper, reason = paper_preset(spec)
     if paper is None:
-        items = () if preset == spec.full else _differences(ours, exp.setting(spec.full), "full")
+        full = exp.setting(spec.full, dict(spec.set))
+        items = () if preset == spec.full else _differences(ours, full, "full")
         return RunInstance("ours", items, reason)
     declared = exp.paper[paper]
     ref = exp.setting(paper)

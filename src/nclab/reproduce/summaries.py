@@ -100,6 +100,9 @@ def diverged_note(summaries: Summaries, path: str) -> str | None:
     >>> s = {"main": {"by_lr": {"0": {"lr0": 12, "n": 3, "n_diverged": 3, "nc2_last": None}}}}
     >>> diverged_note(s, "by_lr[lr0=12].nc2_last")
     'every network (3 of 3) diverged'
+    >>> lb = {"n_networks": 27, "n_diverged": 6, "largest_stable_lr": None}
+    >>> diverged_note({"main": {"lr_bound": lb}}, "lr_bound.largest_stable_lr")
+    '6 of 27 networks diverged'
     """
     try:
         alias, keys = resolve(summaries, path)
@@ -120,10 +123,13 @@ def diverged_note(summaries: Summaries, path: str) -> str | None:
             why = node.get("diverged_reason")
             note = "the network diverged" + (f" (epoch {where}: {why})" if where else "")
         elif isinstance(node.get("n_diverged"), int) and node["n_diverged"] > 0:
-            n, d = node.get("n"), node["n_diverged"]
-            note = (
-                f"every network ({d} of {n}) diverged"
-                if d == n
-                else f"{d} of {n} networks diverged"
-            )
+            n, d = node.get("n", node.get("n_networks")), node["n_diverged"]
+            if n is None:
+                note = f"{d} networks diverged"
+            else:
+                note = (
+                    f"every network ({d} of {n}) diverged"
+                    if d == n
+                    else f"{d} of {n} networks diverged"
+                )
     return note

@@ -9,6 +9,8 @@ Length: five claims, each with its checks and the reasons for their thresholds.
 
 from __future__ import annotations
 
+import itertools
+
 from ..checks import INTERPOLATES, Check, Ratio, sanity
 from ..registry import Claim, RunSpec
 from .jacot import PAPER
@@ -24,6 +26,16 @@ LR_SIGNIFICANT = (
     "'one cannot take any significantly larger learning rate' is informative only if the bound "
     "is near the steps GD can take; 'significantly' read as a factor 10 (one decade) between "
     "the bound and the largest step that still eps1-interpolates stably"
+)
+
+#: the depths and the step grid (eta_0, divided by L2) of jacot/lr-scales-with-depth
+LR_DEPTHS = (1, 2, 4)
+LR_DEPTH_ETA0 = [1.5 * 2**i for i in range(9)]  # 1.5 ... 384
+#: why the window on the exponent is [-3/2, -1/2]
+LR_DEPTH_WHY = (
+    "the paper's 'of order eta_0 / L2' gives the exponent -1 of L2 in the largest stable step; "
+    "a factor-2 grid over a factor 4 of depth resolves it to about 1/2, so -1 +- 1/2 is our "
+    "window: outside it the step would not scale like 1/L2 (e.g. 0: a step that ignores depth)"
 )
 
 #: the paper proves these bounds and runs no network on them: the networks that test them are ours
@@ -366,6 +378,74 @@ CLAIMS = [
         "s_K(Y) at the end (the proposition's hypothesis); r = the largest ||W_l||_op of the "
         "linear layers (the proof's). nclab's step bound is N K / 2 times the paper's "
         "(tests/test_lr_bound.py checks the Hessians' ratio 2 / (N K)).",
+    ),
+    Claim(
+        id="jacot/lr-scales-with-depth",
+        paper=PAPER,
+        where="§5.2, after Proposition 5.3",
+        claim="The other reading of 'one cannot take any significantly larger learning rate' "
+        "than eta_0 / L2: the cap 2 r^2 K^2 / (L2 (s_K(Y) - eps1)^2) falls like 1/L2, so the "
+        "largest step at which gradient descent still eps1-interpolates stably falls like 1/L2 "
+        "as linear layers are added (at fixed eta_0 the steps eta_0 / L2 stay stable).",
+        runs={
+            f"L2={k}": RunSpec(
+                "linear-head",
+                quick="lr-bound-quick",
+                full="lr-bound-quick",
+                set={"model.L2": k, "sweep_lrs": LR_DEPTH_ETA0},
+                no_paper="the paper derives the bound from Prop. 5.3 and the edge of stability "
+                "and runs no network on it: the depths and steps are ours",
+            )
+            for k in LR_DEPTHS
+        },
+        measured={
+            f"largest stable eps1-interpolating step, L2 = {k}": f"L2={k}:lr_bound.largest_stable_lr"
+            for k in LR_DEPTHS
+        },
+        paper_values={
+            "largest stable step": "of order eta_0 / L2 (the cap is proportional to 1 / L2)",
+        },
+        checks=[
+            Ratio(
+                f"the largest stable step falls with depth at least like L2^-1/2: step at "
+                f"L2 = {LR_DEPTHS[-1]} / step at L2 = {LR_DEPTHS[0]} < "
+                f"{LR_DEPTHS[-1] // LR_DEPTHS[0]}^-1/2",
+                num=f"L2={LR_DEPTHS[-1]}:lr_bound.largest_stable_lr",
+                den=f"L2={LR_DEPTHS[0]}:lr_bound.largest_stable_lr",
+                below=(LR_DEPTHS[-1] / LR_DEPTHS[0]) ** -0.5,
+                name="falls-with-depth",
+                ours=LR_DEPTH_WHY,
+            ),
+            Ratio(
+                f"the largest stable step falls no faster than L2^-3/2: step at L2 = {LR_DEPTHS[0]} / step at L2 = "
+                f"{LR_DEPTHS[-1]} < {LR_DEPTHS[-1] // LR_DEPTHS[0]}^3/2",
+                num=f"L2={LR_DEPTHS[0]}:lr_bound.largest_stable_lr",
+                den=f"L2={LR_DEPTHS[-1]}:lr_bound.largest_stable_lr",
+                below=(LR_DEPTHS[-1] / LR_DEPTHS[0]) ** 1.5,
+                name="falls-like-one-over-depth",
+                ours=LR_DEPTH_WHY,
+            ),
+            *(
+                Ratio(
+                    f"the largest stable step does not grow from L2 = {a} to L2 = {b}",
+                    num=f"L2={b}:lr_bound.largest_stable_lr",
+                    den=f"L2={a}:lr_bound.largest_stable_lr",
+                    below=1.0 + 1e-9,
+                    name=f"not-larger-at-{b}",
+                    ours="a step that falls like 1/L2 cannot grow with L2; the grid is a "
+                    "factor 2, so equal steps at neighbouring depths are allowed",
+                )
+                for a, b in itertools.pairwise(LR_DEPTHS)
+            ),
+        ],
+        quick_seconds=60.0,
+        full_seconds=60.0,
+        note="lr-bound-quick's network (2 ReLU layers of 64, linear layers of 32, digits 50 per "
+        "class, full-batch GD, 1000 epochs) at L2 = 1, 2, 4, steps eta_0 / L2 over eta_0 a "
+        "factor-2 grid from 1.5 to 384; 'largest stable step' as in jacot/lr-upper-bound "
+        "(trained without diverging and eps1 = ||Z_L - Y||_F < s_K(Y) at the end). At L2 = 8 "
+        "no step interpolates within the 1000 epochs (train accuracy at most 0.66 over the grid, "
+        "tried once), so the step there is undefined and the depths stop at 4.",
     ),
     Claim(
         id="jacot/thm31-nc2-nc3",

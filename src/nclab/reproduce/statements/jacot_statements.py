@@ -41,6 +41,7 @@ FIG1_NC3, FIG1_PLATEAU, FIG2_NC1, FIG3_LAST, FIGA5 = (
 TIME, THM44_NC1 = f"{P}/thm44-time", f"{P}/thm44-nc1"
 #: Proposition 5.3's cap on the learning rate (:mod:`nclab.reproduce.claims.jacot_beyond`)
 LR = f"{P}/lr-upper-bound"
+LR_DEPTH = f"{P}/lr-scales-with-depth"
 
 STATEMENTS = [
     # --- §3 Theorem 3.1 -----------------------------------------------------------------------
@@ -267,10 +268,13 @@ STATEMENTS = [
         "§5.2, after Proposition 5.3",
         "which implies that the learning rate must be smaller than",
         LR,
+        LR_DEPTH,
         note="full-batch GD over steps from well below to far above the bound (nclab's loss: "
         "N K / 2 times the paper's bound); the bound holding is a sanity check, the statement's "
-        "'cannot take any significantly larger learning rate' is read as the bound lying within a "
-        "decade of the largest step that still eps1-interpolates stably",
+        "'cannot take any significantly larger learning rate' is read two ways: as the bound "
+        "lying within a decade of the largest step that still eps1-interpolates stably "
+        "(lr-upper-bound), and as that step falling like 1/L2 with the depth of the linear head "
+        "(lr-scales-with-depth)",
     ),
     uncovered(
         f"{P}:lemma-c.1",
