@@ -326,6 +326,29 @@ def test_one_run_left_trains_its_seeds_on_the_spare_workers(tmp_path):
     assert seeds[1] == seeds[2] and len(seeds[1]) == 2
 
 
+def test_one_worker_runs_its_jobs_with_the_threads_asked(tmp_path, monkeypatch):
+    """workers=1 runs inline with ``threads`` torch threads (left at torch's default, two fills
+    side by side on two cores spin-waited in each other's OpenMP regions); one run left with a
+    spare worker keeps its own setting, its units on the workers."""
+    import torch
+
+    from nclab.reproduce import backends
+
+    seen = []
+
+    def fake(job, threads=1, unit_workers=1):
+        with backends.run_threads(threads):
+            seen.append((torch.get_num_threads(), threads, unit_workers))
+        return {"ok": True}
+
+    monkeypatch.setattr(backends, "run_job", fake)
+    job = backends.Job.make("demo", None, tmp_path / "a", {}, 2)
+    backends.execute([job], workers=1, threads=1, progress=False)
+    backends.execute([job], workers=2, threads=1, progress=False)
+    assert seen[0] == (1, 1, 1)
+    assert seen[1][1:] == (None, 2)
+
+
 @pytest.mark.slow
 def test_sweep_local_equals_ray(tmp_path, capsys):
     pytest.importorskip("ray")

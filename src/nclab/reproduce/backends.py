@@ -10,7 +10,8 @@ Backends:
 
 * ``local`` (default): a process pool of ``workers`` processes (default: the number of cores), each
   running torch single-threaded (``threads``), with a progress bar over runs. ``workers=1`` runs
-  inline in this process.
+  inline in this process, with ``threads`` too; one run left with spare workers trains its units
+  on them side by side.
 * ``ray``: the same function as Ray tasks (``pip install ray``); ``address`` joins a cluster,
   otherwise a local Ray with ``workers`` CPUs is started. Results are identical to ``local``.
 """
@@ -140,10 +141,14 @@ def execute(
             if backend == "ray":
                 _run_ray(jobs, todo, results, workers, threads, address, pbar)
             else:
-                # one run left and spare workers: they train its units (seeds) side by side
+                # one run left and spare workers: they train its units (seeds) side by side, the
+                # run's own threads as its config says; one worker: the run gets ``threads``
+                # (left at torch's default, two such runs side by side on two cores spin-wait in
+                # each other's OpenMP regions: a fill stream ran 6x slower)
                 spare = workers if backend == "local" and len(todo) == 1 else 1
                 for i in todo:
-                    results[i] = run_job(jobs[i], threads=None, unit_workers=spare)
+                    own = None if spare > 1 else threads
+                    results[i] = run_job(jobs[i], threads=own, unit_workers=spare)
                     pbar.update(1, info=jobs[i].run_dir)
     return [r if r is not None else {"failed": True, "error": "no result"} for r in results]
 
