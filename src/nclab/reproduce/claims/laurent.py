@@ -402,6 +402,8 @@ CLAIMS: list[Claim] = [
         paper_values=_reported("learnable-ln", {"collapse": "collapse_type"}),
         checks=[_acc(), _collapse("main", "type-II")],
         quick_seconds=5,
-        full_seconds=4000,  # recorded: 1291, 2064, 1700 s a seed (2026-12-02, one core of two)
+        # recorded: 1291, 2064, 1700 s a seed (2026-12-02), beside another run, both at two torch
+        # threads on two cores (fixed since: --workers 1 ran at torch's default): an upper figure
+        full_seconds=4000,
     ),
 ]
