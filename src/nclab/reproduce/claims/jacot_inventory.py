@@ -278,7 +278,7 @@ CLAIMS.append(
         note="GPU only (MNIST files from data.data_dir or $NCLAB_DATA_DIR; nothing downloads): "
         "Fig. 2's ResNet20 sweep (L2 = 1..6, weight decays 0.001 and 0.004, lr 0.001, 5 seeds) on "
         "MNIST; the checks are jacot/fig2-depth's. No CPU rung: the CPU stand-in of the ResNet20 "
-        "sweep (fig2-depth-resnet20-digits, 10-15 min a network) is jacot/fig2-depth-resnet20's "
+        "sweep (fig2-depth-resnet20-digits, about 3 min a network on one core) is jacot/fig2-depth-resnet20's "
         "medium and reads no MNIST.",
     )
 )
