@@ -556,3 +556,43 @@ def test_finished_run_directory_is_not_overwritten(tmp_path):
 
     with pytest.raises(RunError, match="another config"):
         run_experiment(demo, cfg.replace(model={"width": 9}), tmp_path)
+
+
+def test_unfinished_run_of_another_config_is_refused(tmp_path):
+    """A run directory with finished units of one config (its run summary not written yet) must
+    not lend them to another config: a preset changed between sessions resolves to a new config in
+    the same directory."""
+    from nclab.errors import RunError
+
+    demo = get_experiment("demo")
+    cfg = demo.config(None, {"train.epochs": 1, "model.width": 8})
+    run_experiment(demo, cfg, tmp_path, seeds=2)
+    (tmp_path / "summary.json").unlink()  # as if stopped before the run's summary
+    assert all((tmp_path / "units" / u / "summary.json").is_file() for u in ("seed-0", "seed-1"))
+    with pytest.raises(RunError, match=r"unfinished run of another config \(model.width differ"):
+        run_experiment(demo, cfg.replace(model={"width": 9}), tmp_path, seeds=2)
+    # the same config resumes, its finished units kept (how it is carried out may change:
+    # threads, the number of seeds)
+    kept = (tmp_path / "units" / "seed-0" / "summary.json").stat().st_mtime_ns
+    run_experiment(demo, cfg.replace(threads=2), tmp_path, seeds=3)
+    assert (tmp_path / "units" / "seed-0" / "summary.json").stat().st_mtime_ns == kept
+    assert (tmp_path / "units" / "seed-2" / "summary.json").is_file()
+
+
+def test_execute_sets_a_stale_run_directory_aside(tmp_path, capsys):
+    """`nclab reproduce` / `sweep` re-run into their own directories: one holding a run of
+    another config (the preset changed since) is moved aside and the job runs afresh."""
+    from nclab.reproduce import backends
+    from nclab.reproduce.backends import Job
+
+    out = tmp_path / "run"
+    old = {"train.epochs": 1, "model.width": 8}
+    (first,) = backends.execute([Job.make("demo", None, out, old)], workers=1, progress=False)
+    assert backends.set_aside_stale(Job.make("demo", None, out, old)) is None  # same config
+    new = {"train.epochs": 1, "model.width": 9}
+    (second,) = backends.execute([Job.make("demo", None, out, new)], workers=1, progress=False)
+    assert "moved to run.stale-" in capsys.readouterr().err
+    (stale,) = tmp_path.glob("run.stale-*")
+    assert json.loads((stale / "summary.json").read_text())["test_acc"] == first["test_acc"]
+    assert "width = 9" in (out / "config.toml").read_text()
+    assert not second.get("failed")

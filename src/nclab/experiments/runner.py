@@ -24,13 +24,12 @@ from __future__ import annotations
 import json
 import os
 import time
-import tomllib
 import traceback
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..errors import ConfigError, RunError
+from ..config import Config, flatten
+from ..errors import ConfigError, NclabError, RunError
 from ..provenance import PROVENANCE, provenance
 from ..runs import RunDir, dumps
 from ..threads import limit_blas, run_threads
@@ -69,7 +68,13 @@ def run_experiment(
     exp.validate(cfg)
     run = RunDir.for_rank(out, rank())
     if run.finished:
-        return _finished_summary(run, cfg)
+        return _finished_summary(exp, run, cfg)
+    changed = config_changes(exp, cfg, run)
+    if changed:  # its finished units and checkpoints would be taken for this config's
+        raise RunError(
+            f"{run.path} holds an unfinished run of another config ({_keys(changed)} differ); "
+            "choose another --out, or remove it"
+        )
     run.write_config(cfg, experiment=exp.name, preset=preset)
     write_provenance(run)
     t0 = time.perf_counter()
@@ -223,13 +228,44 @@ def _unit_task(path: str, unit: Unit) -> None:
     _train_unit(exp, cfg, unit, unit_dir(run, unit), _WORKER["context"])
 
 
-def _finished_summary(run: RunDir, cfg: Config) -> dict[str, Any]:
+def _finished_summary(exp: Experiment, run: RunDir, cfg: Config) -> dict[str, Any]:
     """The summary of a finished run of the same config; refuses a run of another config."""
+    changed = config_changes(exp, cfg, run, finished=True)
+    if changed:
+        raise RunError(
+            f"{run.path} holds a finished run of another config ({_keys(changed)} differ); "
+            "choose another --out"
+        )
+    return run.read_summary()
+
+
+def config_changes(exp: Experiment, cfg: Config, run: RunDir, finished: bool = False) -> list[str]:
+    """The dotted keys whose value in the config ``run`` holds differs from ``cfg``'s; [] when
+    the directory holds no config yet. How the run is carried out (threads, workers, how often
+    it logs: :meth:`~.protocol.Experiment.bookkeeping_keys`) is not compared, nor for an
+    unfinished run the number of seeds (its units are per seed); a config this nclab cannot read
+    any more differs as a whole (``["config"]``).
+
+    A preset changed between sessions resolves to another config in the same run directory: the
+    directory's finished units and checkpoints are then not this config's.
+    """
+    if not (run.path / "config.toml").is_file():
+        return []
     old = run.read_config()
     old.pop("nclab", None)
-    if old != tomllib.loads(cfg.to_toml()):
-        raise RunError(f"{run.path} holds a finished run of another config; choose another --out")
-    return run.read_summary()
+    try:
+        then = flatten(exp.config_cls.from_dict(old).to_dict())
+    except NclabError:
+        return ["config"]
+    now = flatten(cfg.to_dict())
+    skip = set(exp.bookkeeping_keys()) - ({"seed", "seeds"} if finished else {"seed"})
+    return sorted(
+        k for k in now.keys() | then.keys() if k not in skip and now.get(k) != then.get(k)
+    )
+
+
+def _keys(keys: list[str]) -> str:
+    return ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
 
 
 def load_run(path: str | Path) -> tuple[Experiment, Config, dict[str, Any]]:

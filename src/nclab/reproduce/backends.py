@@ -2,7 +2,8 @@
 
 A :class:`Job` names an experiment, a preset, ``--set`` overrides, a number of seeds and a run
 directory. :func:`execute` runs the jobs whose directory has no ``summary.json`` yet (so re-running
-a reproduce or a sweep is incremental) and returns one summary per job. A run that raises is
+a reproduce or a sweep is incremental) and returns one summary per job; a directory holding a run
+of another config (a preset changed since) is moved aside first (:func:`set_aside_stale`). A run that raises is
 recorded in its directory (``error.txt`` with the traceback) and returned as
 ``{"failed": True, "error": ...}``; the other runs go on.
 
@@ -19,13 +20,17 @@ Backends:
 from __future__ import annotations
 
 import os
+import sys
+import time
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 from ..experiments import get_experiment, run_experiment
+from ..experiments.runner import config_changes
 from ..progress import bar
 from ..runs import RunDir
 from ..threads import run_threads
@@ -85,6 +90,35 @@ def _run_job(job: Job, unit_workers: int = 1) -> dict[str, Any]:
     )
 
 
+def set_aside_stale(job: Job) -> Path | None:
+    """Move ``job``'s directory aside (to ``<name>.stale-<UTC time>``, beside it) when it holds a
+    run of another config than the job's: a preset changed since that run, whose finished units
+    and checkpoints must not be taken for the job's. Returns where it went (None: nothing moved;
+    a job whose config does not resolve is left to fail in its run)."""
+    path = Path(job.run_dir)
+    if not (path / "config.toml").is_file():
+        return None
+    try:
+        exp = get_experiment(job.experiment)
+        cfg = exp.config(job.preset, {k: _thaw(v) for k, v in job.overrides})
+        cfg = cfg.replace(seeds=job.seeds)
+    except Exception:
+        return None
+    run = RunDir(path, create=False)
+    changed = config_changes(exp, cfg, run, finished=run.finished)
+    if not changed:
+        return None
+    dest = path.with_name(f"{path.name}.stale-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    path.rename(dest)
+    shown = ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else "")
+    print(
+        f"{path} held a run of another config ({shown} differ: its preset changed since): "
+        f"moved to {dest.name}; running afresh",
+        file=sys.stderr,
+    )
+    return dest
+
+
 def _worker_init() -> None:
     os.environ["NCLAB_PROGRESS"] = "0"
 
@@ -113,6 +147,7 @@ def execute(
     results: list[dict[str, Any] | None] = [None] * len(jobs)
     todo = []
     for i, job in enumerate(jobs):
+        set_aside_stale(job)
         run = RunDir(job.run_dir)
         if run.finished:
             results[i] = run.read_summary()
