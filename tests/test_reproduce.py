@@ -596,3 +596,20 @@ def test_execute_sets_a_stale_run_directory_aside(tmp_path, capsys):
     assert json.loads((stale / "summary.json").read_text())["test_acc"] == first["test_acc"]
     assert "width = 9" in (out / "config.toml").read_text()
     assert not second.get("failed")
+
+
+def test_a_reproduce_judges_what_it_asked_when_another_call_shares_its_out(tmp_path, monkeypatch):
+    """Two `nclab reproduce` calls with the same --out (the ledger's fill streams share their
+    runs that way): the second rewrites reproduce.json while the first trains; the first must
+    still judge and print its own claims, not the second's."""
+    from nclab.reproduce import registry, runner
+
+    def another_call_starts(*args, **kwargs):
+        other = registry.select(["jacot/fig1-mlp"])
+        runner._write_manifest(tmp_path, "medium", None, other, None, False, {}, {})
+        return []
+
+    monkeypatch.setattr(runner, "execute", another_call_starts)
+    results = runner.reproduce(["tirer-bruna/fig2-bias"], out=tmp_path, progress=False)
+    assert [r.id for r in results] == ["tirer-bruna/fig2-bias"]
+    assert "jacot/fig1-mlp" in (tmp_path / "reproduce.json").read_text()  # the other call's

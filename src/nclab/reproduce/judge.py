@@ -410,14 +410,16 @@ def judge_claim(
     return res
 
 
-def judge_dir(out: str | Path) -> list[ClaimResult]:
+def judge_dir(out: str | Path, manifest: Mapping[str, Any] | None = None) -> list[ClaimResult]:
     """Every claim's result, rebuilt from ``reproduce.json``, the run summaries in ``out`` and
-    the ledger it names."""
+    the ledger it names. ``manifest``: what a reproduce call asked, instead of the file (which
+    another call sharing ``out`` may have rewritten since)."""
     out = Path(out)
     path = out / MANIFEST
-    if not path.is_file():
-        raise RunError(f"{out} has no {MANIFEST}: not a reproduce directory")
-    manifest = json.loads(path.read_text())
+    if manifest is None:
+        if not path.is_file():
+            raise RunError(f"{out} has no {MANIFEST}: not a reproduce directory")
+        manifest = json.loads(path.read_text())
     mode = manifest.get("mode")
     seeds = manifest.get("seeds")
     ledger = Ledger(manifest["ledger"]) if manifest.get("ledger") else None

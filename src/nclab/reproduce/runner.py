@@ -1,7 +1,9 @@
 """``nclab reproduce``: run the registered claims and judge them at every scale the evidence covers.
 
 Finished runs under ``OUT/runs/`` are skipped, so re-running a reproduce is incremental.
-``OUT/reproduce.json`` records what was asked (and the ledger judged against);
+``OUT/reproduce.json`` records what was asked (and the ledger judged against); two calls may
+share ``OUT`` (and so its runs: the fill streams do), each judging what it asked, and the reports
+there are the last call's;
 :func:`~nclab.reproduce.judge.judge_dir` rebuilds every claim's result from it, the run summaries
 and the ledger (``nclab report OUT``). ``record=True`` adds the finished runs to the ledger;
 :func:`from_ledger` judges every claim on the ledger alone, without running anything.
@@ -9,10 +11,12 @@ and the ledger (``nclab report OUT``). ``record=True`` adds the finished runs to
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -58,7 +62,7 @@ def reproduce(
             [*jobs, *(j for v in by_variant.values() for a in v.values() for j in a.values())]
         )
     )
-    _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run, by_variant)
+    asked = _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run, by_variant)
     t0 = time.perf_counter()
     execute(
         jobs,
@@ -73,7 +77,7 @@ def reproduce(
         for job in jobs:
             if RunDir(job.run_dir).finished:
                 book.add(job.run_dir, allow_dirty=allow_dirty)
-    results = judge_dir(out)
+    results = judge_dir(out, asked)  # not the file: another call sharing ``out`` may rewrite it
     meta = {
         "mode": mode,
         "backend": backend,
@@ -94,8 +98,8 @@ def from_ledger(
     out.mkdir(parents=True, exist_ok=True)
     claims = registry.select(patterns)
     root = Ledger(ledger).root
-    _write_manifest(out, None, None, claims, root, False, {}, {})
-    results = judge_dir(out)
+    asked = _write_manifest(out, None, None, claims, root, False, {}, {})
+    results = judge_dir(out, asked)
     meta = {"mode": "ledger", "ledger": str(root), "statements": statements_line(results)}
     write_reports(out, results, meta)
     return results
@@ -107,7 +111,10 @@ def statements_line(results: Sequence[ClaimResult]) -> str:
     return counts_line(statement_counts(results)["all"])
 
 
-def _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run, by_variant=None):
+def _write_manifest(
+    out, mode, seeds, claims, ledger, gpu, by_claim, not_run, by_variant=None
+) -> dict[str, Any]:
+    """Write ``OUT/reproduce.json`` (what this call asks) and return it as read back."""
     manifest = {
         "mode": mode,
         "seeds": seeds,
@@ -122,4 +129,6 @@ def _write_manifest(out, mode, seeds, claims, ledger, gpu, by_claim, not_run, by
             for cid, v in (by_variant or {}).items()
         },
     }
-    (out / MANIFEST).write_text(dumps(manifest, indent=2))
+    text = dumps(manifest, indent=2)
+    (out / MANIFEST).write_text(text)
+    return json.loads(text)  # as judge_dir reads the file
