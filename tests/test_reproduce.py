@@ -613,3 +613,24 @@ def test_a_reproduce_judges_what_it_asked_when_another_call_shares_its_out(tmp_p
     results = runner.reproduce(["tirer-bruna/fig2-bias"], out=tmp_path, progress=False)
     assert [r.id for r in results] == ["tirer-bruna/fig2-bias"]
     assert "jacot/fig1-mlp" in (tmp_path / "reproduce.json").read_text()  # the other call's
+
+
+def test_a_run_directory_another_process_is_training_is_not_trained_twice(tmp_path):
+    """Two processes training one run directory (two reproduce calls sharing --out) would write
+    each other's checkpoints: the second is refused while the first holds the directory."""
+    import fcntl
+
+    from nclab.errors import RunError
+    from nclab.experiments.runner import LOCK
+
+    demo = get_experiment("demo")
+    cfg = demo.config(None, {"train.epochs": 1, "model.width": 8})
+    tmp_path.mkdir(exist_ok=True)
+    with open(tmp_path / LOCK, "a+") as other:  # another process's hold (flock is per open file)
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(RunError, match="being run by another process"):
+            run_experiment(demo, cfg, tmp_path)
+        failed = run_experiment(demo, cfg, tmp_path, record_errors=True)
+        assert failed["failed"] and "another process" in failed["error"]
+        assert not (tmp_path / "summary.json").exists()
+    assert run_experiment(demo, cfg, tmp_path)["test_acc"] is not None  # released: it runs

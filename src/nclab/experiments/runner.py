@@ -21,6 +21,7 @@ checkpoints and finished units); :func:`redraw` re-draws the figures of a finish
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -75,6 +76,17 @@ def run_experiment(
             f"{run.path} holds an unfinished run of another config ({_keys(changed)} differ); "
             "choose another --out, or remove it"
         )
+    try:
+        lock = hold_run(run)
+    except RunError as exc:
+        if not record_errors:
+            raise
+        return {"failed": True, "error": str(exc), "run_dir": str(run.path)}
+    with lock:
+        return _run_locked(exp, cfg, run, preset, record_errors)
+
+
+def _run_locked(exp, cfg, run: RunDir, preset, record_errors: bool) -> dict[str, Any]:
     run.write_config(cfg, experiment=exp.name, preset=preset)
     write_provenance(run)
     t0 = time.perf_counter()
@@ -100,6 +112,36 @@ def run_experiment(
     out_summary = run.write_summary(summary, time.perf_counter() - t0)
     run.remove_checkpoint()
     return out_summary
+
+
+LOCK = ".running.lock"  # held (flock) by the process training a run directory
+
+
+def hold_run(run: RunDir):
+    """An exclusive hold on the run directory while this process trains it (a file lock, released
+    when the returned file is closed or the process ends): two processes training the same
+    directory (two reproduce calls sharing ``--out``) would write each other's checkpoints. Raises
+    :class:`~nclab.errors.RunError` when another process holds it. Without ``fcntl`` (Windows) or
+    on a rank other than 0, nothing is held."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return contextlib.nullcontext()
+    if rank() != 0:
+        return contextlib.nullcontext()
+    f = open(run.path / LOCK, "a+")  # held until the run ends
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        who = f.read().strip() or "?"
+        f.close()
+        raise RunError(f"{run.path} is being run by another process (pid {who})") from None
+    f.seek(0)
+    f.truncate()
+    f.write(str(os.getpid()))
+    f.flush()
+    return f
 
 
 def seed_summaries(exp: Experiment, cfg: Config, results: list[UnitResult]) -> dict[str, Any]:
