@@ -596,6 +596,19 @@ def test_execute_sets_a_stale_run_directory_aside(tmp_path, capsys):
     assert json.loads((stale / "summary.json").read_text())["test_acc"] == first["test_acc"]
     assert "width = 9" in (out / "config.toml").read_text()
     assert not second.get("failed")
+    # a directory another process is still training is not moved from under it: its job fails
+    import fcntl
+
+    from nclab.experiments.runner import LOCK
+
+    wide = {"train.epochs": 1, "model.width": 10}
+    (out / "summary.json").unlink()  # as if the width-9 run were still going
+    with open(out / LOCK, "a+") as other:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert backends.set_aside_stale(Job.make("demo", None, out, wide)) is None
+        (third,) = backends.execute([Job.make("demo", None, out, wide)], workers=1, progress=False)
+    assert third["failed"] and "another config" in third["error"]
+    assert "width = 9" in (out / "config.toml").read_text()
 
 
 def test_a_reproduce_judges_what_it_asked_when_another_call_shares_its_out(tmp_path, monkeypatch):

@@ -70,13 +70,13 @@ def run_experiment(
     run = RunDir.for_rank(out, rank())
     if run.finished:
         return _finished_summary(exp, run, cfg)
-    changed = config_changes(exp, cfg, run)
-    if changed:  # its finished units and checkpoints would be taken for this config's
-        raise RunError(
-            f"{run.path} holds an unfinished run of another config ({_keys(changed)} differ); "
-            "choose another --out, or remove it"
-        )
     try:
+        changed = config_changes(exp, cfg, run)
+        if changed:  # its finished units and checkpoints would be taken for this config's
+            raise RunError(
+                f"{run.path} holds an unfinished run of another config ({_keys(changed)} "
+                "differ); choose another --out, or remove it"
+            )
         lock = hold_run(run)
     except RunError as exc:
         if not record_errors:

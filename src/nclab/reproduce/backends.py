@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, RunError
 from ..experiments import get_experiment, run_experiment
-from ..experiments.runner import config_changes
+from ..experiments.runner import config_changes, hold_run
 from ..progress import bar
 from ..runs import RunDir
 from ..threads import run_threads
@@ -94,7 +94,8 @@ def set_aside_stale(job: Job) -> Path | None:
     """Move ``job``'s directory aside (to ``<name>.stale-<UTC time>``, beside it) when it holds a
     run of another config than the job's: a preset changed since that run, whose finished units
     and checkpoints must not be taken for the job's. Returns where it went (None: nothing moved;
-    a job whose config does not resolve is left to fail in its run)."""
+    a job whose config does not resolve, or whose directory another process is training, is left
+    to fail in its run)."""
     path = Path(job.run_dir)
     if not (path / "config.toml").is_file():
         return None
@@ -109,7 +110,11 @@ def set_aside_stale(job: Job) -> Path | None:
     if not changed:
         return None
     dest = path.with_name(f"{path.name}.stale-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
-    path.rename(dest)
+    try:
+        with hold_run(run):  # not from under a process still training it
+            path.rename(dest)
+    except RunError:
+        return None  # its run then fails, naming the other process
     shown = ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else "")
     print(
         f"{path} held a run of another config ({shown} differ: its preset changed since): "
