@@ -26,7 +26,7 @@ from nclab.reproduce.backends import Job, execute
 from nclab.reproduce.judge import MANIFEST, read_summaries
 from nclab.reproduce.plan import plan
 from nclab.reproduce.runner import reproduce
-from nclab.reproduce.summaries import resolve
+from nclab.reproduce.summaries import every, resolve_every
 
 CLAIMS = all_claims()
 #: the checks of claims with a quick run (a GPU-only claim's are tested through the claim it
@@ -173,17 +173,18 @@ DIRS = [
 
 def assign(summaries: dict, path: str, value: Any) -> None:
     """Set the value at ``alias:dotted.path`` (which must exist; keyed entries as lookup finds
-    them)."""
-    alias, keys = resolve(summaries, path)
-    node: Any = summaries[alias]
-    *parents, last = keys
-    for k in parents:
-        node = node[k]
-    if isinstance(node, list):
-        node[last] = value
-    else:
-        assert last in node, path
-        node[last] = value
+    them); over every entry (``name[*]``), a list sets one value per entry, anything else sets
+    every entry's."""
+    alias, places = resolve_every(summaries, path)
+    values = value if every(path) and isinstance(value, list) else [value] * len(places)
+    for keys, v in zip(places, values, strict=True):
+        node: Any = summaries[alias]
+        *parents, last = keys
+        for k in parents:
+            node = node[k]
+        if not isinstance(node, list):
+            assert last in node, path
+        node[last] = v
 
 
 def perturbations(v: Any) -> Iterator[Any]:

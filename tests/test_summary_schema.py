@@ -23,6 +23,7 @@ from nclab.experiments.schema import (
     Summary,
     check_path,
     models_of,
+    parse_key,
     read_summary_versioned,
     schema_version,
     stamp,
@@ -31,6 +32,7 @@ from nclab.experiments.schema import (
     validate_summary,
 )
 from nclab.reproduce import Check, Claim, RunSpec, all_claims, lookup, lookup_std, registry
+from nclab.reproduce.checks import Ratio, interpolates
 from nclab.reproduce.judge import read_summaries
 from nclab.reproduce.summaries import resolve
 
@@ -156,6 +158,9 @@ def test_a_removed_field_fails_the_import_of_the_claims(monkeypatch):
         ("linear-head", "by_depth.5.nc2_last", None),
         ("linear-head", "sweep[L2=5][weight_decay=0.001].derived.nc2_last", None),
         ("linear-head", "sweep[L2=5][wd=0.001].test_acc", "entries have no field 'wd'"),
+        ("linear-head", "sweep[*].train_acc", None),
+        ("linear-head", "sweep[*].train_ac", "no field 'train_ac'"),
+        ("linear-head", "train_acc[*].x", "is not a list or mapping of records"),
         ("linear-head", "by_depth.L5.nc2_last", "'L5' is not a depth"),
         ("linear-head", "certificate.holds.nc1", None),
         ("linear-head", "derived.nc2_lst", "no field 'nc2_lst'; valid: imbalance_rate_predicted"),
@@ -214,6 +219,44 @@ def test_several_selections_select_the_entry_matching_all():
     assert resolve(s, "sweep[weight_decay=0.2][L2=1].acc") == ("main", ["sweep", 1, "acc"])
     with pytest.raises(KeyError):
         lookup(s, "sweep[L2=5].acc")  # two entries have L2 = 5
+
+
+def test_every_entry_selection_reads_one_value_per_entry():
+    sweep = [{"L2": d, "weight_decay": wd, "acc": d + wd} for d in (1, 5) for wd in (0.1, 0.2)]
+    s = {"main": {"sweep": sweep, "by": {"a": {"x": 1}, "b": {"x": 2}}}}
+    assert lookup(s, "sweep[*].acc") == pytest.approx([1.1, 1.2, 5.1, 5.2])
+    assert lookup(s, "by[*].x") == [1, 2]  # a mapping's values
+    with pytest.raises(KeyError):
+        resolve(s, "sweep[*].acc")  # several places: resolve names one
+    with pytest.raises(KeyError):
+        lookup(s, "sweep[*].test_acc")  # an entry lacks the rest of the path
+    with pytest.raises(KeyError):
+        lookup({"main": {"sweep": []}}, "sweep[*].acc")  # no entry
+    with pytest.raises(ConfigError, match="alone"):
+        parse_key("sweep[*][L2=1].acc")
+
+
+def test_a_check_over_every_entry_judges_the_worst():
+    chk = interpolates("sweep[*].train_acc")
+    s = {"main": {"sweep": [{"train_acc": 1.0}, {"train_acc": 0.995}, {"train_acc": 1.0}]}}
+    out = chk.evaluate(s)
+    assert out["passed"] and out["value"] == 0.995 and "worst of 3 entries" in out["detail"]
+    assert chk.describe.startswith("every network of the sweep fits")
+    s["main"]["sweep"][2]["train_acc"] = 0.59
+    out = chk.evaluate(s)
+    assert not out["passed"] and out["value"] == 0.59
+    s["main"]["sweep"][1]["train_acc"] = None  # not a number: fails, says so
+    assert "not a number" in chk.evaluate(s)["detail"]
+    s["main"]["sweep"][1]["train_acc"] = float("nan")
+    assert not chk.evaluate(s)["passed"]
+    at_most = Check("every loss small", "sweep[*].loss", "<=", value=0.1)
+    assert at_most.evaluate({"main": {"sweep": [{"loss": 0.05}, {"loss": 0.2}]}})["value"] == 0.2
+    with pytest.raises(ConfigError, match="fixed value"):
+        Check("x", "sweep[*].loss", "~", value=1.0, rtol=0.1)
+    with pytest.raises(ConfigError, match="fixed value"):
+        Check("x", "sweep[*].loss", "<=", ref="loss")
+    with pytest.raises(ConfigError, match="one value per path"):
+        Ratio("x", "sweep[*].loss", "loss", 0.5)
 
 
 def test_keyed_lookup_selects_among_a_mappings_values():

@@ -386,17 +386,26 @@ def read_summary_versioned(
 
 class Segment(NamedTuple):
     """One step of a path: a key, then selections ``[field=value]`` among a list's entries (or a
-    mapping's values)."""
+    mapping's values), or ``[*]``: every entry (:data:`EVERY`)."""
 
     name: str
     select: tuple[tuple[str, str], ...] = ()
 
     def __str__(self) -> str:
-        return self.name + "".join(f"[{f}={v}]" for f, v in self.select)
+        return self.name + "".join(
+            "[*]" if sel == EVERY else f"[{sel[0]}={sel[1]}]" for sel in self.select
+        )
+
+    @property
+    def every(self) -> bool:
+        """Whether the segment selects every entry (``name[*]``)."""
+        return self.select == (EVERY,)
 
 
-_SEGMENT = re.compile(r"([^.\[\]]+)((?:\[[^\[\]=]+=[^\[\]]+\])*)")
-_SELECT = re.compile(r"\[([^\[\]=]+)=([^\[\]]+)\]")
+#: the selection ``[*]``: every entry of a list (or value of a mapping)
+EVERY = ("*", "*")
+_SEGMENT = re.compile(r"([^.\[\]]+)((?:\[(?:\*|[^\[\]=]+=[^\[\]]+)\])*)")
+_SELECT = re.compile(r"\[(?:\*|([^\[\]=]+)=([^\[\]]+))\]")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -407,6 +416,8 @@ def parse_key(key: str) -> tuple[Segment, ...]:
     (Segment(name='levels', select=(('level', '1'),)), Segment(name='nc1', select=()))
     >>> [str(s) for s in parse_key("by_lr[lr0=1.5].x")]
     ['by_lr[lr0=1.5]', 'x']
+    >>> parse_key("sweep[*].train_acc")[0].every
+    True
     """
     out, pos = [], 0
     while True:
@@ -415,7 +426,10 @@ def parse_key(key: str) -> tuple[Segment, ...]:
             raise ConfigError(
                 f"malformed path {key!r} at {key[pos:]!r}: want name[field=value].name"
             )
-        out.append(Segment(m.group(1), tuple(_SELECT.findall(m.group(2)))))
+        select = tuple((f, v) if f else EVERY for f, v in _SELECT.findall(m.group(2)))
+        if EVERY in select and len(select) > 1:
+            raise ConfigError(f"malformed path {key!r}: [*] selects every entry, alone")
+        out.append(Segment(m.group(1), select))
         pos = m.end()
         if pos == len(key):
             return tuple(out)
@@ -548,6 +562,8 @@ def _select(tp: Any, seg: Segment, segs: tuple[Segment, ...], i: int, parent: An
             return (i, lambda s: f"{s.name!r} is not a list or mapping of records to select from")
         names = _fields(entry)
         for field, _ in seg.select:
+            if seg.every:
+                break
             if field not in names:
                 return (i, lambda s, f=field, names=names: _no_key(s, f, names))
         tp = entry

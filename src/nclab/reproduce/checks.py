@@ -7,6 +7,8 @@ test can make every check fail by perturbing the summary paths it declares (:met
   ``<=, <, >=, >, ==`` with an optional offset ``margin`` (``a >= b + margin``), or ``op="~"``
   with a relative tolerance (``|a - b| <= rtol |b|``). Reports ``value = a`` and
   ``threshold = b + margin``; for ``~``, ``value = |a - b| / |b|`` and ``threshold = rtol``.
+  A ``path`` that selects every entry of a list (``"sweep[*].train_acc"``) compares every value
+  with a fixed ``value`` (``<``, ``<=``, ``>``, ``>=``) and reports the worst.
 * :class:`Ratio`: ``num / den < below`` with both values > 0. Reports ``value = num / den`` and
   ``threshold = below``.
 * :class:`Equals`: every path holds ``expected`` (a string, or a bool compared by identity).
@@ -37,7 +39,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ConfigError
-from .summaries import diverged_note, lookup
+from .summaries import diverged_note, every, lookup
 
 Summaries = Mapping[str, Mapping[str, Any]]
 OPS = ("<=", "<", ">=", ">", "==", "~")
@@ -122,6 +124,13 @@ class Check(_Named):
             raise ConfigError(f"unknown check operator {self.op!r}; valid: {', '.join(OPS)}")
         if (self.ref is None) == (self.value is None):
             raise ConfigError(f"check {self.describe!r}: give exactly one of value= and ref=")
+        if every(self.path) and (self.ref is not None or self.op not in ("<", "<=", ">", ">=")):
+            raise ConfigError(
+                f"check {self.describe!r}: a path over every entry ({self.path!r}) compares "
+                "with a fixed value= by <, <=, > or >="
+            )
+        if self.ref is not None and every(self.ref):
+            raise ConfigError(f"check {self.describe!r}: ref= names one value, not every entry")
 
     def paths(self) -> tuple[str, ...]:
         return (self.path,) if self.ref is None else (self.path, self.ref)
@@ -135,7 +144,7 @@ class Check(_Named):
         """The outcome on ``summaries`` (a missing key fails the check with the key named)."""
         fixed = None if self.value is None else float(self.value)
         try:
-            a = float(lookup(summaries, self.path))
+            a = self._read(summaries)
             b = float(lookup(summaries, self.ref)) if self.ref is not None else fixed
         except KeyError as exc:
             detail = f"{self.describe}: missing {exc.args[0]!r} in the summary"
@@ -152,7 +161,24 @@ class Check(_Named):
         detail = f"{self.describe}: {a:.6g} {self.op} {b:.6g}" + (
             f" (margin {self.margin:g})" if self.margin else ""
         )
+        if every(self.path):
+            n = len(lookup(summaries, self.path))
+            detail += f" (the worst of {n} entries)"
         return outcome(self, ok, value, self._threshold(b), detail)
+
+    def _read(self, summaries: Summaries) -> float:
+        """The value at ``path``; over every entry, the worst for the comparison (the smallest
+        for ``>=``/``>``, the largest for ``<=``/``<``); a non-finite entry is the worst."""
+        got = lookup(summaries, self.path)
+        if not every(self.path):
+            return float(got)
+        values = [float(v) for v in got]  # a None raises TypeError: not a number
+        if not values:
+            raise KeyError(self.path)
+        bad = [v for v in values if not math.isfinite(v)]
+        if bad:
+            return bad[0]
+        return min(values) if self.op in (">", ">=") else max(values)
 
 
 def _not_a_number(describe: str, summaries: Summaries, paths: tuple[str, ...]) -> str:
@@ -188,6 +214,10 @@ class Ratio(_Named):
     ours: str = ""
     source: str = ""
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _one_value(self, self.paths())
+
     def paths(self) -> tuple[str, ...]:
         return (self.num, self.den)
 
@@ -221,6 +251,10 @@ class Equals(_Named):
     ours: str = ""
     source: str = ""
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _one_value(self, self.paths())
+
     def paths(self) -> tuple[str, ...]:
         return (self.path,) if isinstance(self.path, str) else tuple(self.path)
 
@@ -243,6 +277,16 @@ class Equals(_Named):
 
 
 AnyCheck = Check | Ratio | Equals
+
+
+def _one_value(chk: Any, paths: tuple[str, ...]) -> None:
+    """Refuse a path over every entry (``[*]``) where ``chk`` reads one value."""
+    many = [p for p in paths if every(p)]
+    if many:
+        raise ConfigError(
+            f"check {chk.name!r}: {type(chk).__name__} reads one value per path, not every "
+            f"entry ({', '.join(many)}); a Check with a fixed value compares every entry"
+        )
 
 
 def sanity(chk: AnyCheck) -> AnyCheck:
@@ -272,9 +316,11 @@ def at_most(
 
 
 def interpolates(path: str = "train_acc") -> Check:
-    """The network fits its training set: train accuracy (at ``path``) at least 0.99."""
+    """The network fits its training set: train accuracy (at ``path``) at least 0.99; over every
+    entry of a sweep (``"sweep[*].train_acc"``), every network does."""
+    what = "every network of the sweep fits" if every(path) else "the network interpolates"
     return Check(
-        "the network interpolates (train accuracy >= 0.99)",
+        f"{what} (train accuracy >= 0.99)",
         path=path,
         op=">=",
         value=0.99,

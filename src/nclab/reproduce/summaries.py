@@ -6,7 +6,9 @@ value of one of its fields, ``name[field=value]`` (:func:`nclab.experiments.sche
 ``"levels[level=1].nc1_trace"``, ``"by_lr[lr0=12].eos_ratio_late"`` (a mapping's values are
 selected the same way); numbers compare as numbers, so ``level=1`` matches the mean ``1.0`` of a
 summary over seeds; several selections, ``sweep[L2=5][weight_decay=0.001]``, select the entry
-matching all. Exactly one entry must match. Lists can still be indexed by position
+matching all. Exactly one entry must match. ``name[*]`` selects every entry:
+``"sweep[*].train_acc"`` reads the list of every network's train accuracy (a
+:class:`~nclab.reproduce.checks.Check` judges its worst value). Lists can still be indexed by position
 (``"a.b.1"``) here, but the claims never do: :func:`~nclab.experiments.schema.check_path` refuses
 it when the registry is built.
 
@@ -40,29 +42,50 @@ def split(path: str) -> tuple[str, str]:
 
 def resolve(summaries: Summaries, path: str) -> tuple[str, list[str | int]]:
     """(alias, the concrete keys and list positions) that ``path`` leads to in its summary
-    (``KeyError`` if it leads nowhere, or a selection matches no entry or several)."""
+    (``KeyError`` if it leads nowhere, or a selection matches no entry or several; a path that
+    selects every entry, ``[*]``, leads to several places: :func:`resolve_every`)."""
+    alias, places = resolve_every(summaries, path)
+    if len(places) != 1 or any(seg.every for seg in parse_key(split(path)[1])):
+        raise KeyError(path)
+    return alias, places[0]
+
+
+def resolve_every(summaries: Summaries, path: str) -> tuple[str, list[list[str | int]]]:
+    """(alias, the keys of every place ``path`` leads to): one place, or one per entry a
+    ``name[*]`` segment selects, in order (``KeyError`` if it leads nowhere, an entry lacks the
+    rest of the path, or a ``[field=value]`` selection matches no entry or several).
+
+    >>> s = {"main": {"sweep": [{"L2": 1, "acc": 0.9}, {"L2": 3, "acc": 1.0}]}}
+    >>> resolve_every(s, "sweep[*].acc")
+    ('main', [['sweep', 0, 'acc'], ['sweep', 1, 'acc']])
+    """
     alias, key = split(path)
-    node: Any = summaries[alias]
-    keys: list[str | int] = []
+    places: list[tuple[Any, list[str | int]]] = [(summaries[alias], [])]
     for seg in parse_key(key):
-        if isinstance(node, Mapping) and seg.name in node:
-            k: str | int = seg.name
-        elif isinstance(node, list) and seg.name.lstrip("-").isdigit():
-            k = int(seg.name)
-            if not -len(node) <= k < len(node):
+        step = []
+        for node, keys in places:
+            if isinstance(node, Mapping) and seg.name in node:
+                k: str | int = seg.name
+            elif isinstance(node, list) and seg.name.lstrip("-").isdigit():
+                k = int(seg.name)
+                if not -len(node) <= k < len(node):
+                    raise KeyError(path)
+            else:
                 raise KeyError(path)
-        else:
-            raise KeyError(path)
-        node = node[k]
-        keys.append(k)
-        if seg.select:
-            items = node.items() if isinstance(node, Mapping) else enumerate(node)
-            hits = [(i, e) for i, e in items if _selected(e, seg.select)]
-            if len(hits) != 1:
+            node = node[k]
+            if not seg.select:
+                step.append((node, [*keys, k]))
+                continue
+            items = list(node.items() if isinstance(node, Mapping) else enumerate(node))
+            if seg.every:
+                hits = items
+            else:
+                hits = [(i, e) for i, e in items if _selected(e, seg.select)]
+            if not hits or (len(hits) > 1 and not seg.every):
                 raise KeyError(path)
-            k, node = hits[0]
-            keys.append(k)
-    return alias, keys
+            step += [(e, [*keys, k, i]) for i, e in hits]
+        places = step
+    return alias, [keys for _, keys in places]
 
 
 def _selected(entry: Any, select: tuple[tuple[str, str], ...]) -> bool:
@@ -77,9 +100,23 @@ def _walk(node: Any, keys: list[str | int]) -> Any:
 
 
 def lookup(summaries: Summaries, path: str) -> Any:
-    """Value at ``alias:dotted.path`` in the run summaries (``KeyError`` if absent)."""
-    alias, keys = resolve(summaries, path)
-    return _walk(summaries[alias], keys)
+    """Value at ``alias:dotted.path`` in the run summaries (``KeyError`` if absent); for a path
+    that selects every entry (``sweep[*].train_acc``), the list of the values, one per entry.
+
+    >>> lookup({"main": {"sweep": [{"acc": 0.9}, {"acc": 1.0}]}}, "sweep[*].acc")
+    [0.9, 1.0]
+    """
+    alias, places = resolve_every(summaries, path)
+    if every(path):
+        return [_walk(summaries[alias], keys) for keys in places]
+    if len(places) != 1:
+        raise KeyError(path)
+    return _walk(summaries[alias], places[0])
+
+
+def every(path: str) -> bool:
+    """Whether ``path`` selects every entry of a list somewhere (``name[*]``)."""
+    return any(seg.every for seg in parse_key(split(path)[1]))
 
 
 def lookup_std(summaries: Summaries, path: str) -> Any:

@@ -41,21 +41,26 @@ PRESETS: dict[str, dict[str, Any]] = {
         },
         "measure_every": 20,
     },
-    # Fig. 2: 5 nonlinear + L2 in 1..5 linear layers, two weight decays (the paper: 0.001, 0.004)
+    # Fig. 2: 5 nonlinear + L2 in 1..5 linear layers, two weight decays a factor 4 apart (the
+    # paper: 0.001, 0.004 on MNIST, which its networks fit). Every network must fit its training
+    # set (the claim's sanity check): with Adam on MNIST-1D, weight decay 1e-3 leaves train
+    # accuracy at 0.59-0.85 (the ledger's variant), so the pair sits a factor 4 lower than the
+    # 2.5e-4 / 1e-3 this preset ran before
     "fig2-depth": {
         "data": {"name": "mnist1d"},
         "model": {"L1": 5, "width": 128},
         "train": {"epochs": 200, "lr": 1e-3, "optimizer": "adam", "batch_size": 100},
         "sweep": "linear_depth",
         "sweep_values": [1, 2, 3, 4, 5],
-        "sweep_weight_decays": [2.5e-4, 1e-3],
+        "sweep_weight_decays": [6.25e-5, 2.5e-4],
         "measure_every": 50,
     },
+    # 400 epochs: at 200, one network of three (L2 = 1) stopped at train accuracy 0.982
     "fig2-depth-quick": {
         "data": {"name": "mnist1d", "samples_per_class": 50, "test_samples_per_class": 20},
         "model": {"L1": 5, "width": 64},
         "train": {
-            "epochs": 200,
+            "epochs": 400,
             "lr": 1e-3,
             "optimizer": "adam",
             "weight_decay": 5e-4,

@@ -15,7 +15,7 @@ import dataclasses
 from ..checks import Check, Ratio
 from ..registry import Claim, RunSpec
 from .jacot import CLAIMS as FIGURE_CLAIMS
-from .jacot import PAPER
+from .jacot import PAPER, SWEEP_FITS
 
 #: NC3 (the mean cosine of Z_(L-1)'s columns and their class's row of W_L) counts as reached
 #: within this of 1 (ours: Theorem 3.1's bound (5) tends to 1, the paper gives no level)
@@ -219,6 +219,7 @@ CLAIMS = [
                 name="nc1-1-not-above-5",
                 ours=NC1_WHY,
             ),
+            SWEEP_FITS,
         ],
         note="'not a strong dependence' read as within a factor of 2 either way (ours). The "
         "paper averages over two weight decays per depth, as the presets do.",
