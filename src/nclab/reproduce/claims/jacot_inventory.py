@@ -241,6 +241,7 @@ CLAIMS = [
         paper_values={"last nonlinear layer": "significant negativity at every depth (Fig. 3)"},
         checks=[
             *[_last_at_least_mean(d) for d in (4, 8, 12)],
+            SWEEP_FITS,
             Ratio(
                 f"the last layer's negativity at L1 = 12 is at least 1/{NEGATIVITY_FACTOR:g} of "
                 "that at L1 = 4",
