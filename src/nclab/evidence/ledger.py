@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import flatten
 from ..errors import NclabError, RunError
 from ..experiments.catalog import get_experiment
 from ..experiments.protocol import UNITS
@@ -83,10 +82,8 @@ def overrides_of(experiment: str, preset: str | None, config: Mapping[str, Any])
     """The dotted keys where ``config`` differs from the preset's resolved config, bookkeeping
     keys (seeds, threads, workers, how often to log...) aside: what the run computed differently."""
     exp = get_experiment(experiment)
-    skip = set(exp.bookkeeping_keys())
     base = exp.setting(preset)
-    mine = flatten(exp.config_cls.from_dict(config).to_dict())
-    return {k: v for k, v in sorted(mine.items()) if k not in skip and base.get(k) != v}
+    return {k: v for k, v in sorted(exp.flat(config).items()) if base.get(k) != v}
 
 
 def group_key(experiment: str, preset: str | None, overrides: Mapping[str, Any], seeds: int) -> str:
@@ -138,17 +135,14 @@ class Record:
         no longer reads, is stale and judges nothing. ``settings`` caches the presets' resolved
         settings between records."""
         exp = get_experiment(self.experiment)
-        skip = set(exp.bookkeeping_keys())
         key = (self.experiment, self.preset, json.dumps(dict(self.overrides), sort_keys=True))
         cache = {} if settings is None else settings
         try:
             if key not in cache:
                 cache[key] = exp.setting(self.preset, dict(self.overrides))
-            now = cache[key]
-            then = flatten(exp.config_cls.from_dict(self.config).to_dict())
+            return cache[key] == exp.flat(self.config)
         except NclabError:
             return False
-        return now == {k: v for k, v in then.items() if k not in skip}
 
 
 class Ledger:

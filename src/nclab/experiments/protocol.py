@@ -205,9 +205,17 @@ class Experiment:
     ) -> dict[str, Any]:
         """What a run of ``preset`` (with ``overrides``) computes: its resolved config as dotted
         keys (JSON values), without the bookkeeping keys (:meth:`bookkeeping_keys`)."""
-        skip = set(self.bookkeeping_keys())
-        flat = flatten(self.config(preset, overrides).to_dict())
-        return {k: v for k, v in flat.items() if k not in skip}
+        return self.flat(self.config(preset, overrides))
+
+    def flat(self, config: Any, keep: Sequence[str] = ()) -> dict[str, Any]:
+        """``config`` (a config, or the mapping a run's ``config.toml`` or a ledger record holds)
+        as :meth:`setting` gives a preset's: dotted keys without the bookkeeping keys, but for
+        those in ``keep``; two configs compare key by key. A mapping this nclab cannot read
+        raises :class:`~nclab.errors.NclabError`."""
+        if isinstance(config, Mapping):
+            config = self.config_cls.from_dict(dict(config))
+        skip = set(self.bookkeeping_keys()) - set(keep)
+        return {k: v for k, v in flatten(config.to_dict()).items() if k not in skip}
 
     def config(
         self, preset: str | None = None, overrides: Sequence[str] | Mapping[str, Any] = ()

@@ -29,7 +29,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..config import Config, flatten
+from ..config import Config
 from ..errors import ConfigError, NclabError, RunError
 from ..provenance import PROVENANCE, provenance
 from ..runs import RunDir, dumps
@@ -295,15 +295,13 @@ def config_changes(exp: Experiment, cfg: Config, run: RunDir, finished: bool = F
         return []
     old = run.read_config()
     old.pop("nclab", None)
+    keep = ("seed", "seeds") if finished else ("seed",)
     try:
-        then = flatten(exp.config_cls.from_dict(old).to_dict())
+        then = exp.flat(old, keep)
     except NclabError:
         return ["config"]
-    now = flatten(cfg.to_dict())
-    skip = set(exp.bookkeeping_keys()) - ({"seed", "seeds"} if finished else {"seed"})
-    return sorted(
-        k for k in now.keys() | then.keys() if k not in skip and now.get(k) != then.get(k)
-    )
+    now = exp.flat(cfg, keep)
+    return sorted(k for k in now.keys() | then.keys() if now.get(k) != then.get(k))
 
 
 def _keys(keys: list[str]) -> str:
