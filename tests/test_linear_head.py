@@ -224,7 +224,8 @@ def test_claims_registered_and_judged():
                 "1": {"nc2_last": 10.0, "nc2_head_input": 10.0},
                 "3": {"nc2_last": 5.0},
                 "5": {"nc2_last": 4.0, "nc2_head_input": 12.0},
-            }
+            },
+            "sweep": [{"L2": d, "train_acc": 1.0} for d in (1, 3, 5)],
         }
     }
     v, results = verdict(claims["jacot/fig2-depth"], fake)
@@ -232,6 +233,10 @@ def test_claims_registered_and_judged():
     fake["main"]["by_depth"]["5"]["nc2_last"] = 9.0
     v, _ = verdict(claims["jacot/fig2-depth"], fake)
     assert v == "partial"
+    # a network of the sweep that does not fit its training set is outside the premise
+    fake["main"]["sweep"][1]["train_acc"] = 0.8
+    v, _ = verdict(claims["jacot/fig2-depth"], fake)
+    assert v == "failed (sanity: interpolates)"
 
 
 def test_balancedness_windows_follow_the_logged_schedule():
