@@ -103,6 +103,29 @@ def test_adding_twice_records_once_and_lists(demo_run, tmp_path, capsys, monkeyp
     assert len(Ledger(led).find("demo", None, SET, current=False)) == 1
 
 
+def test_prune_removes_the_records_whose_preset_changed_and_keeps_the_rest(
+    tmp_path, capsys, monkeypatch
+):
+    done = _tiny_run(tmp_path, monkeypatch)
+    led = tmp_path / "ledger"
+    book = Ledger(led)
+    kept = book.add(done)
+    demo = get_experiment("demo")
+    other = tmp_path / "other"
+    run_experiment(demo, demo.config("tiny-full"), other, seeds=2, preset="tiny-full")
+    _clean(other)
+    gone = book.add(other)
+    monkeypatch.setitem(demo.presets, "tiny-full", {**TINY, "train.epochs": 5})  # changed since
+    code, out, _ = cli(["evidence", "prune", "--dry-run", "--ledger", str(led), "--json"], capsys)
+    assert code == 0 and json.loads(out) == [str(gone)] and gone.exists()
+    code, out, _ = cli(["evidence", "prune", "--ledger", str(led)], capsys)
+    assert code == 0 and "1 stale records removed" in out
+    assert not gone.exists() and not gone.parent.exists() and kept.exists()
+    assert [r.path for r in Ledger(led).records()] == [kept]
+    code, out, _ = cli(["evidence", "prune", "--ledger", str(led)], capsys)
+    assert "0 stale records removed" in out
+
+
 def test_unfinished_or_foreign_directories_are_refused(tmp_path, capsys):
     (tmp_path / "x").mkdir()
     code, _, err = cli(["evidence", "add", str(tmp_path / "x"), "--ledger", str(tmp_path)], capsys)

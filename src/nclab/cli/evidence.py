@@ -1,5 +1,5 @@
-"""``nclab evidence add RUN_DIR...``, ``nclab evidence list`` and ``nclab evidence compact``: the
-ledger of recorded runs (:mod:`nclab.evidence`)."""
+"""``nclab evidence add RUN_DIR...``, ``nclab evidence list``, ``nclab evidence compact`` and
+``nclab evidence prune``: the ledger of recorded runs (:mod:`nclab.evidence`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import typer
 from ._app import JSON_OPT, app, console, emit_json
 
 evidence_app = typer.Typer(
-    help="The ledger of recorded runs (evidence/): add finished run directories, list, compact.",
+    help="The ledger of recorded runs (evidence/): add finished run directories, list, compact, "
+    "prune.",
     no_args_is_help=True,
 )
 app.add_typer(evidence_app, name="evidence")
@@ -103,3 +104,25 @@ def compact_(ledger: Path = LEDGER_OPT, json: bool = JSON_OPT) -> None:
         for a, b in moved:
             console().print(f"{a.name} -> {b.name}")
         console().print(f"{len(moved)} records rewritten")
+
+
+@evidence_app.command("prune")
+def prune(
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the stale records only."),
+    ledger: Path = LEDGER_OPT,
+    json: bool = JSON_OPT,
+) -> None:
+    """Remove the stale records: runs of a preset that has changed since (they judge nothing;
+    a committed ledger keeps them in its git history)."""
+    from ..evidence import Ledger
+
+    gone = Ledger(ledger).prune(dry_run=dry_run)
+    if json:
+        emit_json([str(r.path) for r in gone])
+        return
+    for r in gone:
+        console().print(
+            f"{r.path}  ({r.experiment} {r.preset}, commit {str(r.provenance.get('commit'))[:7]})"
+        )
+    verb = "would be removed" if dry_run else "removed"
+    console().print(f"{len(gone)} stale records {verb}")

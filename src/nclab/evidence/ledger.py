@@ -233,6 +233,24 @@ class Ledger:
         self._records = None
         return moved
 
+    def stale(self) -> list[Record]:
+        """The records whose config is no longer what their preset and overrides resolve to
+        (:meth:`Record.current`): they judge nothing and the reports leave them out."""
+        return [r for r in self.records() if not r.current(self._settings)]
+
+    def prune(self, dry_run: bool = False) -> list[Record]:
+        """Remove the :meth:`stale` records (unless ``dry_run``) and the folders they leave
+        empty; returns them. A committed ledger keeps them in its history (``git log --
+        evidence/runs/...``); a variant that still runs an old setting has its own records."""
+        gone = self.stale()
+        if not dry_run:
+            for r in gone:
+                r.path.unlink()
+                if not any(r.path.parent.iterdir()):
+                    r.path.parent.rmdir()
+            self._records = None
+        return gone
+
 
 def _digest(summary: Mapping[str, Any]) -> str:
     """The name's digest of a record's (compact) summary: the same run recorded twice has one."""
