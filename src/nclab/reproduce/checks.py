@@ -144,7 +144,7 @@ class Check(_Named):
         """The outcome on ``summaries`` (a missing key fails the check with the key named)."""
         fixed = None if self.value is None else float(self.value)
         try:
-            a = self._read(summaries)
+            a, n = self._read(summaries)
             b = float(lookup(summaries, self.ref)) if self.ref is not None else fixed
         except KeyError as exc:
             detail = f"{self.describe}: missing {exc.args[0]!r} in the summary"
@@ -161,24 +161,21 @@ class Check(_Named):
         detail = f"{self.describe}: {a:.6g} {self.op} {b:.6g}" + (
             f" (margin {self.margin:g})" if self.margin else ""
         )
-        if every(self.path):
-            n = len(lookup(summaries, self.path))
+        if n is not None:
             detail += f" (the worst of {n} entries)"
         return outcome(self, ok, value, self._threshold(b), detail)
 
-    def _read(self, summaries: Summaries) -> float:
-        """The value at ``path``; over every entry, the worst for the comparison (the smallest
-        for ``>=``/``>``, the largest for ``<=``/``<``); a non-finite entry is the worst."""
+    def _read(self, summaries: Summaries) -> tuple[float, int | None]:
+        """(the value at ``path``, None); over every entry (never none: :func:`lookup` raises),
+        (the worst for the comparison: the smallest for ``>=``/``>``, the largest for
+        ``<=``/``<``, a non-finite entry first; the number of entries)."""
         got = lookup(summaries, self.path)
         if not every(self.path):
-            return float(got)
+            return float(got), None
         values = [float(v) for v in got]  # a None raises TypeError: not a number
-        if not values:
-            raise KeyError(self.path)
         bad = [v for v in values if not math.isfinite(v)]
-        if bad:
-            return bad[0]
-        return min(values) if self.op in (">", ">=") else max(values)
+        worst = min(values) if self.op in (">", ">=") else max(values)
+        return (bad[0] if bad else worst), len(values)
 
 
 def _not_a_number(describe: str, summaries: Summaries, paths: tuple[str, ...]) -> str:

@@ -45,7 +45,7 @@ def resolve(summaries: Summaries, path: str) -> tuple[str, list[str | int]]:
     (``KeyError`` if it leads nowhere, or a selection matches no entry or several; a path that
     selects every entry, ``[*]``, leads to several places: :func:`resolve_every`)."""
     alias, places = resolve_every(summaries, path)
-    if len(places) != 1 or any(seg.every for seg in parse_key(split(path)[1])):
+    if len(places) != 1 or every(path):
         raise KeyError(path)
     return alias, places[0]
 
