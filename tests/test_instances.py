@@ -19,11 +19,13 @@ import pytest
 
 from nclab.config import valid_keys
 from nclab.errors import ConfigError
+from nclab.evidence import Ledger, default_root
 from nclab.experiments import get_experiment
 from nclab.experiments.protocol import Experiment, PaperSetting
 from nclab.reproduce import Claim, RunSpec, all_claims
 from nclab.reproduce.instance import fmt_value, paper_preset
-from nclab.reproduce.registry import CLAIM_MODULES
+from nclab.reproduce.judge import from_ledger
+from nclab.reproduce.registry import CLAIM_MODULES, select
 
 MODES = ("quick", "medium", "full")
 
@@ -277,3 +279,20 @@ def test_feature_collapse_claims_report_the_experiments_paper_values():
     fig3 = next(c for c in all_claims() if c.id == "feature-collapse/fig3")
     assert "1.41 ± 0.13 measured vs 1.42214 predicted" in fig3.claim
     assert fig3.paper_values["word norm (fc-thm1)"] == 1.42214
+
+
+def test_the_instance_judged_names_the_seeds_of_the_run_judged():
+    """A recorded run of the same preset may hold more seeds than the claim runs (a claim that
+    shares it runs more): the instance text of the scale judged counts those, so a run with the
+    paper's seed count is the paper's setting, and one with fewer says so."""
+    (fig2,) = select(["tirer-bruna/fig2-bias-free"])  # the paper gives no seed count
+    assert fig2.instance("full").endswith("seeds 3")
+    assert fig2.instance("full", {"main": 5}).endswith("seeds 5")
+    (jacot,) = select(["jacot/fig1-resnet20"])  # the paper: 5 seeds; the medium preset runs 3
+    (spec,) = jacot.runs.values()
+    assert spec.seeds_at("full") == 5 and "(paper: 5)" not in jacot.instance("full")
+    assert "seeds 3 (paper: 5)" in jacot.instance("full", {"main": 3})
+    ledger = Ledger(default_root())
+    res = from_ledger(fig2, "full", ledger)
+    recorded = len(ledger.find("ufm", "tb-fig2-nobias", {})[0].seeds)
+    assert res.seeds == recorded and res.instance.endswith(f"seeds {recorded}")

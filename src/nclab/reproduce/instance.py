@@ -116,8 +116,10 @@ def _differences(
     return tuple(out)
 
 
-def run_instance(spec: RunSpec, mode: str) -> RunInstance:
-    """What the ``mode`` preset of ``spec`` (with its ``set``) runs against the paper's setting."""
+def run_instance(spec: RunSpec, mode: str, seeds: int | None = None) -> RunInstance:
+    """What the ``mode`` preset of ``spec`` (with its ``set``) runs against the paper's setting;
+    ``seeds``: the seed count of the run judged, where it differs from the claim's own (a
+    recorded run of the same preset shared with a claim that runs more seeds)."""
     exp = get_experiment(spec.experiment)
     preset = spec.preset(mode)
     ours = exp.setting(preset, dict(spec.set))
@@ -129,7 +131,7 @@ def run_instance(spec: RunSpec, mode: str) -> RunInstance:
     declared = exp.paper[paper]
     ref = exp.setting(paper)
     diff = _differences(ours, ref, "paper", declared.unstated, declared.unused)
-    seeds = spec.seeds_at(mode)
+    seeds = spec.seeds_at(mode) if seeds is None else seeds
     if declared.seeds is not None and seeds != declared.seeds:
         diff += (f"seeds {seeds} (paper: {declared.seeds})",)
     if diff:
@@ -143,12 +145,13 @@ def _ours_text(run: RunInstance) -> str:
     return text + (f"; quick: {', '.join(run.items)}" if run.items else "")
 
 
-def instance_text(claim: Claim, mode: str) -> str:
+def instance_text(claim: Claim, mode: str, seeds: Mapping[str, int] | None = None) -> str:
     """The claim's instance in ``mode`` (see the module docstring); ``"no quick preset"`` when a
-    run has none."""
+    run has none. ``seeds`` maps a run's alias to the seed count of the run judged for it."""
     if not claim.runnable(mode):
         return f"no {mode} preset"
-    runs = {alias: run_instance(spec, mode) for alias, spec in claim.runs.items()}
+    seeds = seeds or {}
+    runs = {alias: run_instance(spec, mode, seeds.get(alias)) for alias, spec in claim.runs.items()}
     several = len(runs) > 1
 
     def named(alias: str, text: str) -> str:

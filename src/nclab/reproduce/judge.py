@@ -113,17 +113,21 @@ def judge_scale(
     source: str,
     provenance: dict[str, dict[str, Any]] | None = None,
     seeds: int | None = None,
+    described: Claim | None = None,
 ) -> ScaleResult:
-    """The claim judged at ``scale`` on these run summaries (see the module docstring)."""
+    """The claim judged at ``scale`` on these run summaries (see the module docstring); the
+    instance text is that of ``described`` (a variant's claim, :func:`as_variant`) when given,
+    with the seed counts of the runs judged."""
     v, checks = verdict(claim, summaries)
     ok = all(not s.get("failed") for s in summaries.values())
-    n = max((len(s.get("seeds") or [0]) for s in summaries.values()), default=0)
+    counts = {a: len(s.get("seeds") or [0]) for a, s in summaries.items()}
+    n = max(counts.values(), default=0)
     res = ScaleResult(
         scale,
         v,
         reason(v, checks),
         seeds=n,
-        instance=claim.instance(scale),
+        instance=(described or claim).instance(scale, counts),
         source=source,
         checks=checks,
         runs=runs,
@@ -300,7 +304,8 @@ def from_ledger(
         res = not_run_scale(claim, scale, why)
         res.runs, res.provenance = runs, prov
         return res
-    return judge_scale(claim, scale, summaries, runs, "ledger", prov)
+    described = as_variant(claim, variant) if variant is not None else None
+    return judge_scale(claim, scale, summaries, runs, "ledger", prov, described=described)
 
 
 def unread_paths(claim: Claim, summaries: Summaries) -> list[str]:
@@ -333,7 +338,9 @@ def judge_variants(
             if jobs:
                 summaries, runs = read_summaries(jobs)
                 prov = {a: run_provenance(d) for a, d in runs.items()}
-                r = judge_scale(claim, scale, summaries, runs, "this run", prov, seeds)
+                r = judge_scale(
+                    claim, scale, summaries, runs, "this run", prov, seeds, as_variant(claim, v)
+                )
             else:
                 r = from_ledger(claim, scale, ledger, v) if ledger is not None else None
                 if r is None and ledger is not None:
@@ -343,7 +350,8 @@ def judge_variants(
                     r = not_run_scale(claim, scale, why, seeds)
             if not r.reason.startswith(RUNNING_WORD):
                 r.command = command_for(claim, scale, seeds) + " --variants"
-            r.instance = as_variant(claim, v).instance(scale)  # with the variant's settings
+            if not r.source:  # judged on runs, its instance has the variant's settings already
+                r.instance = as_variant(claim, v).instance(scale)
             res[scale] = r
         out[v.label] = res
     return out

@@ -209,11 +209,12 @@ class Claim:
                     f"claim {self.id!r}, run {alias!r} ({spec.experiment} summary): {exc}"
                 ) from None
 
-    def instance(self, mode: str) -> str:
+    def instance(self, mode: str, seeds: Mapping[str, int] | None = None) -> str:
         """What ``mode`` runs, computed from the presets (:func:`~.instance.instance_text`):
         ``"paper setting[; not stated in the paper: ...]"``, ``"smaller: <what differs>"`` or
-        ``"our instance: no preset runs the paper's setting (<why>)[; quick: ...]"``."""
-        return instance_text(self, mode)
+        ``"our instance: no preset runs the paper's setting (<why>)[; quick: ...]"``; ``seeds``:
+        the seed counts of the runs judged, by alias, where they are not the claim's own."""
+        return instance_text(self, mode, seeds)
 
     def paths(self) -> list[str]:
         """Every summary path the claim reads: measured, theory and its checks' paths."""
