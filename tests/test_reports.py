@@ -193,6 +193,16 @@ def test_from_ledger_rejudges_without_training(ledger, tmp_path, capsys, monkeyp
     assert "ababab" in section and "2025-02-03" in section
     assert "<tr class='sanity'><td><code>acc-at-most-1</code>" in section
     assert "<b>± mixed</b><small>1/3 seeds</small>" in section
+    # the evidence figure: the statement check's value per seed at each scale (green passes,
+    # red fails), the mean and the threshold; sanity checks have no panel
+    svg = section[section.index("<svg") : section.index("</svg>")]
+    assert svg.count('fill="#2e7d32"') == 4 and svg.count('fill="#c62828"') == 2
+    assert "acc (≥)" in svg and svg.count("stroke-dasharray") == 2 and "acc-at-most-1" not in svg
+    assert "<title>0.3</title>" in svg and "<title>mean 0.4333</title>" in svg
+    figure = out / "evidence-figures" / "demo__ladder.svg"
+    assert figure.read_text().startswith('<svg xmlns="http://www.w3.org/2000/svg"')
+    assert "![evidence](evidence-figures/demo__ladder.svg)" in md
+    assert not (out / "evidence-figures" / "demo__unrecorded.svg").exists()  # nothing judged
 
 
 def test_this_run_beside_the_ledger(ledger, tmp_path, capsys):

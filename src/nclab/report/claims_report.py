@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from ..runs import dumps
+from .evidence_figure import CAPTION as EVIDENCE_CAPTION
+from .evidence_figure import FOLDER as EVIDENCE_FOLDER
+from .evidence_figure import draw_all
 from .report_html import render_html
 from .views import (
     MARK,
@@ -78,7 +81,13 @@ def _md_badge(sd: Mapping[str, Any] | None) -> str:
     return text + (f" ({cut(why, 60)})" if why else "")
 
 
-def render_markdown(out: Path, results: Sequence[Any], meta: Mapping[str, Any]) -> str:
+def render_markdown(
+    out: Path,
+    results: Sequence[Any],
+    meta: Mapping[str, Any],
+    evidence: Mapping[str, Path] | None = None,
+) -> str:
+    """report.md; ``evidence``: the claims' evidence figures by id (:mod:`.evidence_figure`)."""
     counts = summary_counts(results)
     secs = f" · {fmt_secs(meta['seconds'])}" if meta.get("seconds") else ""
     lines = [f"# {title(meta)}", ""]
@@ -101,7 +110,7 @@ def render_markdown(out: Path, results: Sequence[Any], meta: Mapping[str, Any]) 
         badges = " | ".join(_md(_md_badge(r.scales.get(s))) for s in SCALES)
         lines.append(f"| [`{r.id}`](#{_anchor(r.id)}) | {head} | {badges} | {_md(cell)} |")
     for r in results:
-        lines += _md_section(out, r, meta)
+        lines += _md_section(out, r, meta, (evidence or {}).get(r.id))
     return "\n".join(lines) + "\n"
 
 
@@ -110,7 +119,9 @@ def _anchor(cid: str) -> str:
     return "".join(ch for ch in cid.lower() if ch.isalnum() or ch in "-_ ").replace(" ", "-")
 
 
-def _md_section(out: Path, r: Any, meta: Mapping[str, Any]) -> list[str]:
+def _md_section(
+    out: Path, r: Any, meta: Mapping[str, Any], evidence: Path | None = None
+) -> list[str]:
     lines = ["", f"## {r.id}", "", f"*{r.paper}, {r.where}.* {r.claim}", ""]
     lines += [f"Headline: **{r.headline or r.verdict}**", ""]
     if r.note:
@@ -148,6 +159,8 @@ def _md_section(out: Path, r: Any, meta: Mapping[str, Any]) -> list[str]:
             lines.append(
                 f"| `{name}` — {_md(desc)} | {kind} | " + " | ".join(_md(x) for x in cells) + " |"
             )
+    if evidence is not None:
+        lines += ["", f"![evidence]({where_of(str(evidence), out, meta)})", "", EVIDENCE_CAPTION]
     head, rows = value_table(r)
     if rows:
         lines += ["", "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
@@ -173,8 +186,9 @@ def write_reports(
     """Write report.md, report.html and report.json into ``out``; returns their paths."""
     out = Path(out)
     paths = {"md": out / "report.md", "html": out / "report.html", "json": out / "report.json"}
-    paths["md"].write_text(render_markdown(out, results, meta))
-    paths["html"].write_text(render_html(results, meta, out))
+    evidence = draw_all(results, out / EVIDENCE_FOLDER)
+    paths["md"].write_text(render_markdown(out, results, meta, evidence))
+    paths["html"].write_text(render_html(results, meta, out, evidence))
     data = {
         "meta": dict(meta),
         "summary": summary(results),

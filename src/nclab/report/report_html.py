@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .evidence_figure import CAPTION as EVIDENCE_CAPTION
 from .views import (
     NOT_RUN,
     SCALES,
@@ -191,7 +192,7 @@ def _values_html(r: Any) -> str:
     )
 
 
-def _section_html(r: Any, out: Path, meta: Mapping[str, Any]) -> str:
+def _section_html(r: Any, out: Path, meta: Mapping[str, Any], evidence: Path | None = None) -> str:
     e = html.escape
     fs = figure_scale(r)
     figs = "".join(_img(f) for f in (r.scales[fs]["figures"] if fs else []) if Path(f).is_file())
@@ -204,13 +205,28 @@ def _section_html(r: Any, out: Path, meta: Mapping[str, Any]) -> str:
         f"{e(r.claim)}</p><p>Headline: {_html_headline(r.headline or r.verdict)}</p>{claim_note}"
         f"<h3>Ladder</h3>{_ladder_html(r, out, meta)}"
         f"<h3>Checks per scale</h3>{_checks_html(r) or '<p>No check was judged.</p>'}"
+        f"{_evidence_html(evidence)}"
         f"<h3>Values</h3>{_values_html(r) or '<p>—</p>'}{cmd}"
         f"<h3>Figures</h3><p>{e(note)}{fig_cmd}</p><div class='figs'>{figs}</div>"
         "</section>"
     )
 
 
-def render_html(results: Sequence[Any], meta: Mapping[str, Any], out: Path | None = None) -> str:
+def _evidence_html(evidence: Path | None) -> str:
+    if evidence is None or not Path(evidence).is_file():
+        return ""
+    # inline (the page stays one file), without the namespace HTML does not need
+    svg = Path(evidence).read_text().replace(' xmlns="http://www.w3.org/2000/svg"', "", 1)
+    return f"<div class='figs'>{svg}</div><p>{html.escape(EVIDENCE_CAPTION)}</p>"
+
+
+def render_html(
+    results: Sequence[Any],
+    meta: Mapping[str, Any],
+    out: Path | None = None,
+    evidence: Mapping[str, Path] | None = None,
+) -> str:
+    """report.html; ``evidence``: the claims' evidence figures by id (:mod:`.evidence_figure`)."""
     e = html.escape
     out = Path(out) if out is not None else Path(".")
     counts = summary_counts(results)
@@ -219,7 +235,7 @@ def render_html(results: Sequence[Any], meta: Mapping[str, Any], out: Path | Non
     )
     secs = f" · {fmt_secs(meta['seconds'])}" if meta.get("seconds") else ""
     ledger = f" · ledger: <code>{e(str(meta['ledger']))}</code>" if meta.get("ledger") else ""
-    sections = "".join(_section_html(r, out, meta) for r in results)
+    sections = "".join(_section_html(r, out, meta, (evidence or {}).get(r.id)) for r in results)
     said = meta.get("statements")
     statements = f"<p>The papers' statements: {e(said)}.</p>" if said else ""
     return (

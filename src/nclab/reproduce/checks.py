@@ -65,12 +65,15 @@ def outcome(chk: Any, passed: bool, value: Any, threshold: Any, detail: str) -> 
 
     ``check`` repeats the description under the key earlier ``report.json`` files used.
     """
+    op = getattr(chk, "op", None)
     return {
         "name": chk.name,
         "description": chk.describe,
         "check": chk.describe,
         "value": value,
         "threshold": threshold,
+        # how value compares with threshold to pass ("~" reads its relative error against rtol)
+        "op": "<=" if op == "~" else op,
         "passed": bool(passed),
         "detail": detail,
         "kind": chk.kind,
@@ -202,6 +205,7 @@ def _compare(op: str, a: float, b: float, rtol: float | None, margin: float) -> 
 class Ratio(_Named):
     """``num / den < below``, where both values must exist and be > 0."""
 
+    op = "<"  # the ratio against ``below`` (a class attribute, not a field)
     describe: str
     num: str
     den: str
@@ -240,6 +244,7 @@ class Ratio(_Named):
 class Equals(_Named):
     """Every path holds ``expected`` (compared with ``is`` for a bool, with ``==`` otherwise)."""
 
+    op = "=="  # a class attribute, not a field
     describe: str
     path: str | tuple[str, ...]
     expected: str | bool

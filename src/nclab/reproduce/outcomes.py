@@ -61,13 +61,17 @@ def _resolves(summaries: Summaries, path: str) -> bool:
 
 def evaluate(chk: AnyCheck, summaries: Summaries, views: Sequence[Summaries]) -> dict[str, Any]:
     """The check's outcome on the mean, and on each seed where its paths exist: ``per_seed``
-    (True, False or None), ``seeds_passed`` / ``seeds_judged`` and ``status`` (``holds``,
+    (True, False or None), ``seed_values`` (each seed's value where it is a number, else None),
+    ``seeds_passed`` / ``seeds_judged`` and ``status`` (``holds``,
     ``fails`` or ``mixed``)."""
     mean = chk.evaluate(summaries)
     per: list[bool | None] = []
+    values: list[float | None] = []
     for v in views:
         ok = all(_resolves(v, p) for p in chk.paths())
-        per.append(bool(chk.evaluate(v)["passed"]) if ok else None)
+        one = chk.evaluate(v) if ok else {}
+        per.append(bool(one["passed"]) if ok else None)
+        values.append(_number(one.get("value")))
     known = [p for p in per if p is not None]
     if mean["passed"] and all(known):
         status = HOLDS
@@ -78,10 +82,18 @@ def evaluate(chk: AnyCheck, summaries: Summaries, views: Sequence[Summaries]) ->
     return {
         **mean,
         "per_seed": per,
+        "seed_values": values,
         "seeds_passed": sum(known),
         "seeds_judged": len(known),
         "status": status,
     }
+
+
+def _number(value: Any) -> float | None:
+    """A check's value as a float where it is a number (not a bool, a string or a list)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 def _fails(c: Mapping[str, Any]) -> str:
