@@ -134,8 +134,11 @@ CLAIMS: list[Claim] = [
             *_embedding_checks(),
         ],
         quick_seconds=91,
-        medium_seconds=3900,
-        full_seconds=5000,  # 10 000 steps at 0.49 s on one core (measured), plus measurement
+        # a4-lm-large, 3 seeds of 7500 steps: 1500 steps took 33 min at about half a core
+        # (measured 2026-12-02, four processes on the two cores), 0.59 s a step on one core
+        medium_seconds=13_400,
+        # 3 seeds of 10 000 steps at 0.49 s on one core (measured), plus measurement
+        full_seconds=15_000,
     ),
     Claim(
         id="feature-collapse/a5-cfg-depth4",
