@@ -30,6 +30,11 @@ of the mapping or list at PATH (``each=by_depth value=nc1``: NC1 per depth), or,
 list of numbers, a row per number with the entry of that position of each value's list
 (``each=ns value=gap``: the gap at each n). A preset without a record says ``not run``.
 
+Each ``claim`` block ends with the claim's evidence figure (its statement checks per seed at
+every scale, :mod:`nclab.report.evidence_figure`), an SVG in ``docs/figures/evidence/`` that the
+script writes beside the Markdown; run over all of docs/, it keeps that folder to exactly the
+figures the blocks link (``--check`` fails on a missing, changed or left-over one).
+
 Output is deterministic: records sorted, numbers to 4 significant digits (std to 2).
 """
 
@@ -49,6 +54,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 OPEN = re.compile(r"<!-- evidence: (?P<spec>.*?) -->")
 CLOSE = "<!-- /evidence -->"
+#: the claims' evidence figures (:mod:`nclab.report.evidence_figure`), under docs/
+FIGURES = "figures/evidence"
 NOT_YET = "not yet in the ledger"
 NONE = "—"
 
@@ -251,7 +258,10 @@ def not_run_text(claim, scale: str, reason: str, ledger) -> str:
     return f"not run ({NOT_YET if reason in ('', 'not in the ledger') else reason})"
 
 
-def claim_block(claim, ledger, globs: Sequence[str]) -> list[str]:
+def claim_block(
+    claim, ledger, globs: Sequence[str], figures: dict[str, str] | None = None
+) -> list[str]:
+    from nclab.report.evidence_figure import evidence_svg
     from nclab.reproduce.judge import judge_claim
     from nclab.reproduce.registry import SCALES
 
@@ -291,7 +301,20 @@ def claim_block(claim, ledger, globs: Sequence[str]) -> list[str]:
     out = head + table(header, rows)
     if notes.items:
         out += ["", *notes.lines()]
+    svg = evidence_svg(result)
+    if svg is not None and figures is not None:
+        name = figure_name(claim.id)
+        figures[name] = svg + "\n"
+        out += [
+            "",
+            f"![the statement checks of {claim.id} per seed at every scale]({FIGURES}/{name})",
+        ]
     return out
+
+
+def figure_name(claim_id: str) -> str:
+    """The file of a claim's evidence figure in :data:`FIGURES`."""
+    return claim_id.replace("/", "__") + ".svg"
 
 
 def _unique(items: Iterable[str]) -> str:
@@ -450,15 +473,18 @@ def run_block(spec: Spec, ledger) -> list[str]:
 # --- blocks in a file -----------------------------------------------------------------------------
 
 
-def render(spec: Spec, ledger, claims: Sequence | None = None) -> str:
-    """The block's generated Markdown (without its markers)."""
+def render(
+    spec: Spec, ledger, claims: Sequence | None = None, figures: dict[str, str] | None = None
+) -> str:
+    """The block's generated Markdown (without its markers); the claims' evidence figures go
+    into ``figures`` (file name -> SVG) when given, and the Markdown links them."""
     if spec.kind == "run":
         return "\n".join(run_block(spec, ledger))
     chosen = select_claims(spec.patterns, claims)
     for g in spec.values:
         if not any(pick_labels(c, [g]) for c in chosen):
             raise SpecError(f"value={g!r} matches no measured value of {', '.join(spec.patterns)}")
-    parts = [claim_block(c, ledger, spec.values) for c in chosen]
+    parts = [claim_block(c, ledger, spec.values, figures) for c in chosen]
     return "\n\n".join("\n".join(p) for p in parts)
 
 
@@ -505,17 +531,44 @@ def blocks(text: str, where: str = "") -> list[Block]:
     return out
 
 
-def updated(text: str, ledger, claims: Sequence | None = None, where: str = "") -> str:
-    """``text`` with every evidence block regenerated from ``ledger``."""
+def updated(
+    text: str,
+    ledger,
+    claims: Sequence | None = None,
+    where: str = "",
+    figures: dict[str, str] | None = None,
+) -> str:
+    """``text`` with every evidence block regenerated from ``ledger`` (the claims' evidence
+    figures into ``figures``, when given)."""
     parts, pos = [], 0
     for b in blocks(text, where):
         try:
-            body = render(parse_spec(b.spec), ledger, claims)
+            body = render(parse_spec(b.spec), ledger, claims, figures)
         except SpecError as exc:
             raise SpecError(f"{where}:{b.line}: {exc}") from None
         parts += [text[pos : b.start], "\n", body, "\n\n"]
         pos = b.end
     return "".join(parts) + text[pos:]
+
+
+def sync_figures(folder: Path, figures: Mapping[str, str], check: bool) -> list[Path]:
+    """Make ``folder`` hold exactly ``figures`` (name -> SVG text); with ``check`` write nothing
+    and return the files that differ (missing, changed or left over)."""
+    have = {p.name: p for p in folder.glob("*.svg")} if folder.is_dir() else {}
+    stale = [
+        folder / n for n, svg in figures.items() if n not in have or have[n].read_text() != svg
+    ]
+    stale += [p for n, p in have.items() if n not in figures]
+    if check or not stale:
+        return stale
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in stale:
+        if path.name in figures:
+            path.write_text(figures[path.name])
+        else:
+            path.unlink()
+        print(f"updated {path}")
+    return []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -527,10 +580,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = args.files or sorted((ROOT / "docs").glob("*.md"))
     ledger = open_ledger(args.ledger)
     stale = []
+    figures: dict[str, str] = {}
     for path in files:
         text = path.read_text()
         try:
-            new = updated(text, ledger, where=str(path))
+            new = updated(text, ledger, where=str(path), figures=figures)
         except SpecError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -541,6 +595,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             path.write_text(new)
             print(f"updated {path}")
+    if not args.files:  # the whole of docs/: its figures folder holds exactly these
+        stale += sync_figures(ROOT / "docs" / FIGURES, figures, args.check)
     if stale:
         for path in stale:
             print(f"{path}: evidence tables out of date with {args.ledger}", file=sys.stderr)

@@ -58,6 +58,27 @@ def test_docs_evidence_tables_are_current_with_the_committed_ledger(capsys):
     assert code == 0, capsys.readouterr().err + "run: python scripts/evidence_tables.py"
 
 
+def test_the_docs_evidence_figures_are_kept_to_the_linked_ones(tmp_path):
+    """The figures folder is made to hold exactly the claims' figures: a missing, changed or
+    left-over file is stale under --check and written, rewritten or removed otherwise."""
+    mod = _evidence_tables()
+    folder = tmp_path / "evidence"
+    folder.mkdir()
+    (folder / "a.svg").write_text("<svg>old</svg>\n")
+    (folder / "gone.svg").write_text("<svg/>\n")
+    want = {"a.svg": "<svg>new</svg>\n", "b.svg": "<svg>b</svg>\n"}
+    stale = mod.sync_figures(folder, want, check=True)
+    assert sorted(p.name for p in stale) == ["a.svg", "b.svg", "gone.svg"]
+    assert (folder / "gone.svg").exists()  # --check writes nothing
+    assert mod.sync_figures(folder, want, check=False) == []
+    assert {p.name: p.read_text() for p in folder.glob("*.svg")} == want
+    assert mod.sync_figures(folder, want, check=True) == []
+    linked = set()
+    for page in (ROOT / "docs").glob("*.md"):
+        linked |= set(re.findall(r"\]\(figures/evidence/([^)]+\.svg)\)", page.read_text()))
+    assert linked == {p.name for p in (ROOT / "docs" / "figures" / "evidence").glob("*.svg")}
+
+
 def test_run_results_in_the_docs_come_from_the_ledger():
     """The pages of run results hold generated blocks, and no sentence counts verdicts by hand
     ("all twelve claims reproduce")."""
