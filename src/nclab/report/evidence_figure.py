@@ -90,12 +90,12 @@ def _label(v: float) -> str:
     return f"{v:.2g}" if v and (abs(v) < 1e-2 or abs(v) >= 1e4) else f"{v:.3g}"
 
 
-def _panel(name: str, by_scale: Mapping[str, Mapping[str, Any]], x0: float, y0: float) -> str:
-    """One panel's SVG elements, its top-left corner at (x0, y0)."""
-    scales = [s for s in SCALES if s in by_scale]
-    dots: list[tuple[float, float, bool | None]] = []  # (scale index offset, value, passed)
+def _points(scales: Sequence[str], by_scale: Mapping[str, Mapping[str, Any]]) -> tuple:
+    """(dots: (x position, value, passed) per seed, means: (scale index, value), limits: (scale
+    index, threshold)) of a check over ``scales``; a relative threshold differs by scale."""
+    dots: list[tuple[float, float, bool | None]] = []
     means: list[tuple[int, float]] = []
-    limits: list[tuple[int, float]] = []  # a scale's threshold (relative ones differ by scale)
+    limits: list[tuple[int, float]] = []
     for i, s in enumerate(scales):
         c = by_scale[s]
         values = c.get("seed_values") or []
@@ -111,6 +111,20 @@ def _panel(name: str, by_scale: Mapping[str, Mapping[str, Any]], x0: float, y0: 
         limit = _num(c.get("threshold"))
         if limit is not None and c.get("op") in SYMBOL:
             limits.append((i, limit))
+    return dots, means, limits
+
+
+def _title(name: str, outcomes: Sequence[Mapping[str, Any]]) -> str:
+    """The check's name, cut to fit, and how a value passes (``≤``/``≥``) where one way holds."""
+    ops = {c.get("op") for c in outcomes} & set(SYMBOL)
+    title = name if len(name) <= 28 else name[:27] + "…"
+    return title + (f" ({SYMBOL[ops.pop()]})" if len(ops) == 1 else "")
+
+
+def _panel(name: str, by_scale: Mapping[str, Mapping[str, Any]], x0: float, y0: float) -> str:
+    """One panel's SVG elements, its top-left corner at (x0, y0)."""
+    scales = [s for s in SCALES if s in by_scale]
+    dots, means, limits = _points(scales, by_scale)
     shown = [v for _, v, _ in dots] + [m for _, m in means] + [t for _, t in limits]
     lo, hi = min(shown), max(shown)
     log = lo > 0 and hi / lo > 50
@@ -129,9 +143,7 @@ def _panel(name: str, by_scale: Mapping[str, Mapping[str, Any]], x0: float, y0: 
         t = math.log10(v) if log else v
         return py1 - (t - lo) / (hi - lo) * (py1 - py0)
 
-    ops = {by_scale[s].get("op") for s in scales} & set(SYMBOL)
-    title = name if len(name) <= 28 else name[:27] + "…"
-    title += f" ({SYMBOL[ops.pop()]})" if len(ops) == 1 else ""
+    title = _title(name, [by_scale[s] for s in scales])
     out = [
         f'<text x="{x0 + W / 2:.1f}" y="{y0 + 14}" text-anchor="middle" font-size="11">'
         f"{html.escape(title)}<title>{html.escape(name)}</title></text>",
