@@ -13,6 +13,7 @@ SPEC is one of (words split as by a shell, so quote what holds spaces)::
 
     claim PATTERN [PATTERN ...] [value=LABEL ...]
     run EXPERIMENT/PRESET [value=PATH ...] [each=PATH]
+    bench NAME [label=GLOB ...] [rows=A,B,...] value=PATH ...
 
 ``claim``: for every claim whose id matches a glob PATTERN (sorted by id), its headline and a
 table with one row per scale (quick, medium, full): the preset(s), seeds, the claim's measured
@@ -29,6 +30,13 @@ overrides, with the summary values at each ``value=`` PATH (a claim path: dotted
 of the mapping or list at PATH (``each=by_depth value=nc1``: NC1 per depth), or, when PATH is a
 list of numbers, a row per number with the entry of that position of each value's list
 (``each=ns value=gap``: the gap at each n). A preset without a record says ``not run``.
+
+``bench``: the recorded runs of the benchmark script ``benchmarks/NAME.py``
+(:mod:`nclab.evidence.bench`, ``nclab evidence bench``), oldest first, those whose label matches a
+``label=`` glob if given: a row per record with the values at each ``value=`` PATH of the JSON
+object the script printed (dotted keys), the machine's load average before → after, and the
+date, commit and command; with ``rows=a,b,c`` a row per record and entry, ``{row}`` in a PATH
+standing for the entry (``value={row}_inmem_s``).
 
 Each ``claim`` block ends with the claim's evidence figure (its statement checks per seed at
 every scale, :mod:`nclab.report.evidence_figure`), an SVG in ``docs/figures/evidence/`` that the
@@ -88,36 +96,46 @@ def open_ledger(root: str | Path):
 
 @dataclass(frozen=True)
 class Spec:
-    kind: str  # "claim" or "run"
+    kind: str  # "claim", "run" or "bench"
     patterns: tuple[str, ...]
     values: tuple[str, ...] = ()
     each: str = ""
+    labels: tuple[str, ...] = ()
+    rows: tuple[str, ...] = ()
 
 
 def parse_spec(text: str) -> Spec:
-    """``claim PATTERN ... [value=...]`` or ``run EXPERIMENT/PRESET [value=...] [each=...]``."""
+    """``claim PATTERN ... [value=...]``, ``run EXPERIMENT/PRESET [value=...] [each=...]`` or
+    ``bench NAME [label=...] [rows=...] value=...``."""
     try:
         words = shlex.split(text)
     except ValueError as exc:
         raise SpecError(f"{text!r}: {exc}") from None
-    if not words or words[0] not in ("claim", "run"):
-        raise SpecError(f"{text!r}: a spec starts with 'claim' or 'run'")
-    kind, patterns, values, each = words[0], [], [], ""
+    if not words or words[0] not in ("claim", "run", "bench"):
+        raise SpecError(f"{text!r}: a spec starts with 'claim', 'run' or 'bench'")
+    kind, patterns, values, each, labels, rows = words[0], [], [], "", [], []
+    allowed = {"claim": ("value",), "run": ("value", "each"), "bench": ("value", "label", "rows")}
     for w in words[1:]:
         key, eq, val = w.partition("=")
+        if eq and key in ("value", "each", "label", "rows") and key not in allowed[kind]:
+            raise SpecError(f"{text!r}: {key}= is not for {kind!r} blocks")
         if eq and key == "value":
             values.append(val)
-        elif eq and key == "each" and kind == "run":
+        elif eq and key == "each":
             each = val
-        elif eq and key in ("value", "each"):
-            raise SpecError(f"{text!r}: {key}= is for 'run' blocks")
+        elif eq and key == "label":
+            labels.append(val)
+        elif eq and key == "rows":
+            rows += [r for r in val.split(",") if r]
         else:
             patterns.append(w)
     if not patterns:
-        raise SpecError(f"{text!r}: name a claim pattern or an experiment/preset")
+        raise SpecError(f"{text!r}: name a claim pattern, an experiment/preset or a benchmark")
     if kind == "run" and (len(patterns) != 1 or "/" not in patterns[0]):
         raise SpecError(f"{text!r}: a run block names one EXPERIMENT/PRESET")
-    return Spec(kind, tuple(patterns), tuple(values), each)
+    if kind == "bench" and (len(patterns) != 1 or not values):
+        raise SpecError(f"{text!r}: a bench block names one benchmark and its value= paths")
+    return Spec(kind, tuple(patterns), tuple(values), each, tuple(labels), tuple(rows))
 
 
 # --- formatting -----------------------------------------------------------------------------------
@@ -470,6 +488,48 @@ def run_block(spec: Spec, ledger) -> list[str]:
     return out[:-1] if out and out[-1] == "" else out
 
 
+# --- bench blocks ---------------------------------------------------------------------------------
+
+
+def _dotted(tree: Any, path: str) -> Any:
+    """The value at the dotted ``path`` of a benchmark's JSON object (list entries by index);
+    None where there is none."""
+    node = tree
+    for key in path.split("."):
+        if isinstance(node, Mapping) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return None
+    return node
+
+
+def bench_block(spec: Spec, root: Path) -> list[str]:
+    from nclab.evidence.bench import benchmark_records
+
+    name = spec.patterns[0]
+    recs = [
+        r
+        for r in benchmark_records(root, name)
+        if not spec.labels or any(fnmatch.fnmatchcase(r.label, g) for g in spec.labels)
+    ]
+    if not recs:
+        return [f"`benchmarks/{name}.py`: not run ({NOT_YET})."]
+    notes = Footnotes()
+    rows = []
+    for r in recs:
+        prov = r.provenance
+        load = f"{fmt_num(prov.get('load_before'), 2)} → {fmt_num(prov.get('load_after'), 2)}"
+        tail = [load, date_text(prov), commit_text(prov), notes.cite(f"`{prov.get('command')}`")]
+        for entry in spec.rows or [""]:
+            values = [fmt_num(_dotted(r.result, v.replace("{row}", entry))) for v in spec.values]
+            rows.append([r.label, *([entry] if spec.rows else []), *values, *tail])
+    header = ["run", *(["case"] if spec.rows else []), *(f"`{v}`" for v in spec.values)]
+    header += ["load before → after", "recorded", "commit", "command"]
+    return [*table(header, rows), "", *notes.lines()]
+
+
 # --- blocks in a file -----------------------------------------------------------------------------
 
 
@@ -480,6 +540,8 @@ def render(
     into ``figures`` (file name -> SVG) when given, and the Markdown links them."""
     if spec.kind == "run":
         return "\n".join(run_block(spec, ledger))
+    if spec.kind == "bench":
+        return "\n".join(bench_block(spec, ledger.root))
     chosen = select_claims(spec.patterns, claims)
     for g in spec.values:
         if not any(pick_labels(c, [g]) for c in chosen):

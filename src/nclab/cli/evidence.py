@@ -1,5 +1,6 @@
-"""``nclab evidence add RUN_DIR...``, ``nclab evidence list``, ``nclab evidence compact`` and
-``nclab evidence prune``: the ledger of recorded runs (:mod:`nclab.evidence`)."""
+"""``nclab evidence add RUN_DIR...``, ``nclab evidence bench SCRIPT``, ``nclab evidence list``,
+``nclab evidence compact`` and ``nclab evidence prune``: the ledger of recorded runs
+(:mod:`nclab.evidence`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import typer
 from ._app import JSON_OPT, app, console, emit_json
 
 evidence_app = typer.Typer(
-    help="The ledger of recorded runs (evidence/): add finished run directories, list, compact, "
-    "prune.",
+    help="The ledger of recorded runs (evidence/): add finished run directories, record a "
+    "benchmark, list, compact, prune.",
     no_args_is_help=True,
 )
 app.add_typer(evidence_app, name="evidence")
@@ -52,12 +53,49 @@ def add(
             console().print(f"{d} -> {p}")
 
 
+@evidence_app.command(
+    "bench", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def bench(
+    ctx: typer.Context,
+    script: Path = typer.Argument(..., help="A benchmark script (benchmarks/bench_*.py)."),
+    label: str = typer.Option(
+        ..., "--label", help="What the docs table calls this run (e.g. 'idle, 2 threads')."
+    ),
+    allow_dirty: bool = typer.Option(
+        False, "--allow-dirty", help="Record it although the tree has uncommitted changes."
+    ),
+    ledger: Path = LEDGER_OPT,
+    json: bool = JSON_OPT,
+) -> None:
+    """Run a benchmark script (arguments after --) and record the JSON object of its last line
+    with its provenance and the machine's load into evidence/benchmarks/."""
+    from ..evidence.bench import record_benchmark
+
+    path = record_benchmark(
+        script, list(ctx.args), label=label, root=ledger, allow_dirty=allow_dirty, echo=not json
+    )
+    if json:
+        emit_json({"recorded": str(path)})
+    else:
+        console().print(f"{script} -> {path}")
+
+
 @evidence_app.command("list")
-def list_(ledger: Path = LEDGER_OPT, json: bool = JSON_OPT) -> None:
+def list_(
+    benchmarks: bool = typer.Option(
+        False, "--benchmarks", help="List the recorded benchmark runs instead."
+    ),
+    ledger: Path = LEDGER_OPT,
+    json: bool = JSON_OPT,
+) -> None:
     """List the recorded runs: experiment, preset, overrides, seeds, commit, device, wall time."""
     from ..evidence import Ledger
     from ..tables import metrics_table
 
+    if benchmarks:
+        _list_benchmarks(ledger, json)
+        return
     rows = [
         {
             "experiment": r.experiment,
@@ -88,6 +126,41 @@ def list_(ledger: Path = LEDGER_OPT, json: bool = JSON_OPT) -> None:
         }
         title = f"{len(rows)} recorded runs"
         console().print(metrics_table(shown, title=title, row_label="record", transpose=False))
+
+
+def _list_benchmarks(ledger: Path | None, json: bool) -> None:
+    from ..evidence.bench import benchmark_records
+    from ..tables import metrics_table
+
+    rows = [
+        {
+            "benchmark": r.name,
+            "label": r.label,
+            "command": r.provenance.get("command"),
+            "started": r.started,
+            "commit": (r.provenance.get("commit") or "unknown")[:10],
+            "dirty": r.provenance.get("dirty"),
+            "load_before": r.provenance.get("load_before"),
+            "seconds": r.provenance.get("seconds"),
+            "path": str(r.path),
+        }
+        for r in benchmark_records(ledger)
+    ]
+    if json:
+        emit_json(rows)
+        return
+    shown = {
+        f"{i + 1}. {r['benchmark']}": {
+            "label": r["label"],
+            "date": r["started"][:10],
+            "commit": r["commit"][:7] + ("+" if r["dirty"] else ""),
+            "load": r["load_before"],
+            "seconds": r["seconds"],
+        }
+        for i, r in enumerate(rows)
+    }
+    title = f"{len(rows)} recorded benchmark runs"
+    console().print(metrics_table(shown, title=title, row_label="record", transpose=False))
 
 
 @evidence_app.command("compact")
