@@ -515,7 +515,8 @@ def bench_block(spec: Spec, root: Path) -> list[str]:
         if not spec.labels or any(fnmatch.fnmatchcase(r.label, g) for g in spec.labels)
     ]
     if not recs:
-        return [f"`benchmarks/{name}.py`: not run ({NOT_YET})."]
+        which = f" (label {', '.join(spec.labels)})" if spec.labels else ""
+        return [f"`benchmarks/{name}.py`{which}: not run ({NOT_YET})."]
     notes = Footnotes()
     rows = []
     for r in recs:
