@@ -40,7 +40,8 @@ _QUICK = {
 #: sentences (the sample complexity n_classes * choices^depth = 62 500 of Cagnetta et al. 2024)
 #: and lr 3e-4 (measured: at 1e-3 the network dies on the log K plateau, and with the faithful
 #: widths 32/64/64/64 it stayed there for all 9600 steps), reached by a linear warm-up over 1000
-#: steps (measured: without it two seeds of three died on the plateau, with it they learn)
+#: steps (measured: without it one seed of three (the ledger's record; two in an earlier run) died
+#: on the plateau, with it every seed learns; docs/feature-collapse.md, Appendix A.5)
 _MEDIUM = {
     "data.children": 4,
     "model.widths": [16, 32, 32, 32],
