@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The calibration runs behind the fc-grammar presets' learning rates, warm-up and zero-started head
 # (docs/feature-collapse.md, "Appendix A.5"): one `nclab run fc-grammar` after another, each
-# recorded into the ledger when it finishes (`nclab evidence add`). About 1.5 core-hours on one
-# CPU core, most of it the four rows with the paper's 8 children (4096-word sentences).
+# recorded into the ledger when it finishes (`nclab evidence add`; recording a run twice writes
+# the same record). About an hour on one CPU core (2026-12-03), most of it the medium rows.
 #
 #   OUT=/work/bg/cal LEDGER=evidence bash scripts/a5_calibration.sh
 #
