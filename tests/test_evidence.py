@@ -205,7 +205,8 @@ def test_a_run_still_going_is_shown_where_it_stands_until_recorded(
     entry = running(Ledger(led), "demo", "tiny", {})
     assert entry["units"] == 2 and entry["finished"] == ["seed-0"]
     assert entry["at"] == {"seed-1": "epoch 2"}  # the last line its metrics.jsonl logged
-    assert entry["resume"] == f"nclab run --resume {going.resolve()}"
+    resolved = going.resolve()
+    assert entry["resume"] == f"nclab run --resume {resolved} && nclab evidence add {resolved}"
     assert progress_words(entry).startswith("running: 1/2 units finished, seed-1 at epoch 2, as")
     claim = Claim(
         id="demo/learns",

@@ -6,8 +6,9 @@ checkpointed, and resumed (``nclab run --resume RUN_DIR``) until it finishes; un
 ``evidence/running/<experiment>/<preset>[-<overrides hash>]-s<seeds>.json``: its experiment,
 preset, overrides and seeds, how many of its units (seeds, grid points) have finished, the last
 epoch or step each unfinished unit logged, when it was last written, its provenance and the
-command that resumes it. The reports show it at that scale ("running: 1/3 units finished, seed-1
-at epoch 40, as of ..."), and recording the finished run removes it.
+commands that resume it and record it once finished. The reports show it at that scale
+("running: 1/3 units finished, seed-1 at epoch 40, as of ..."), and recording the finished run
+removes it.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def progress_of(run_dir: str | Path) -> dict[str, Any]:
         "at": at,
         "updated": _updated(run.path),
         "run_dir": str(run.path.resolve()),
-        "resume": f"nclab run --resume {run.path.resolve()}",
+        "resume": _resume(run.path.resolve()),
         "provenance": {k: prov.get(k) for k in ("commit", "dirty", "started", "device")},
     }
 
@@ -65,6 +66,11 @@ def progress_words(entry: dict[str, Any]) -> str:
     parts = [f"{len(entry['finished'])}/{entry['units']} units finished"]
     parts += [f"{key} at {where}" for key, where in entry["at"].items() if where]
     return f"running: {', '.join(parts)}, as of {entry['updated']}"
+
+
+def _resume(path: Path) -> str:
+    """The commands that finish the run and then record it (the report prints them)."""
+    return f"nclab run --resume {path} && nclab evidence add {path}"
 
 
 def _last_logged(path: Path) -> str:
