@@ -185,7 +185,9 @@ CLAIMS: list[Claim] = [
         ],
         quick_seconds=10,
         medium_seconds=510,  # a5-cfg-medium: 142-183 s a seed (measured)
-        full_seconds=5100,  # measured: 1640-1755 s a seed on one core, 3 seeds
+        # measured: 1640-1755 s a seed on one core of an idle machine; 2913-3485 s a seed
+        # (2026-12-03 ledger run, one core each beside another run)
+        full_seconds=9600,
         note="the paper leaves alphabets, widths, optimiser and data size open: the a5-cfg "
         "preset's choices are in docs/feature-collapse.md",
     ),
