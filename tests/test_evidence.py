@@ -207,7 +207,9 @@ def test_a_run_still_going_is_shown_where_it_stands_until_recorded(
     assert entry["at"] == {"seed-1": "epoch 2"}  # the last line its metrics.jsonl logged
     resolved = going.resolve()
     assert entry["resume"] == f"nclab run --resume {resolved} && nclab evidence add {resolved}"
-    assert progress_words(entry).startswith("running: 1/2 units finished, seed-1 at epoch 2, as")
+    assert entry["epochs"] == 2  # of the preset's train.epochs
+    words = "1/2 units finished, seed-1 at epoch 2 of 2"
+    assert progress_words(entry).startswith(f"running: {words}, as")
     claim = Claim(
         id="demo/learns",
         paper="nclab",
@@ -222,7 +224,7 @@ def test_a_run_still_going_is_shown_where_it_stands_until_recorded(
     quick = res.scales["quick"]
     assert quick["verdict"] == "not run" and quick["reason"].startswith("running: 1/2 units")
     assert quick["command"] == entry["resume"]
-    assert res.headline.startswith("running at quick size (1/2 units finished, seed-1 at epoch 2")
+    assert res.headline.startswith(f"running at quick size ({words}")
     assert "running: 1/2 units finished" in (tmp_path / "judged" / "report.md").read_text()
     # the run finishes and is recorded: the entry goes, the record is judged
     Ledger(led).add(done)

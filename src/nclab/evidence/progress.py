@@ -5,10 +5,10 @@ checkpointed, and resumed (``nclab run --resume RUN_DIR``) until it finishes; un
 ``nclab evidence add --running RUN_DIR`` writes where it stands into
 ``evidence/running/<experiment>/<preset>[-<overrides hash>]-s<seeds>.json``: its experiment,
 preset, overrides and seeds, how many of its units (seeds, grid points) have finished, the last
-epoch or step each unfinished unit logged, when it was last written, its provenance and the
-commands that resume it and record it once finished. The reports show it at that scale
-("running: 1/3 units finished, seed-1 at epoch 40, as of ..."), and recording the finished run
-removes it.
+epoch or step each unfinished unit logged (and of how many epochs), when it was last written,
+its provenance and the commands that resume it and record it once finished. The reports show it
+at that scale ("running: 1/3 units finished, seed-1 at epoch 40 of 100, as of ..."), and
+recording the finished run removes it.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ def progress_of(run_dir: str | Path) -> dict[str, Any]:
         "units": len(units),
         "finished": done,
         "at": at,
+        "epochs": _epochs(cfg),
         "updated": _updated(run.path),
         "run_dir": str(run.path.resolve()),
         "resume": _resume(run.path.resolve()),
@@ -62,10 +63,22 @@ def progress_of(run_dir: str | Path) -> dict[str, Any]:
 
 
 def progress_words(entry: dict[str, Any]) -> str:
-    """``"running: 1/3 units finished, seed-1 at epoch 40, as of 2026-12-01 18:30 UTC"``."""
+    """``"running: 1/3 units finished, seed-1 at epoch 40 of 100, as of 2026-12-01 18:30 UTC"``."""
     parts = [f"{len(entry['finished'])}/{entry['units']} units finished"]
-    parts += [f"{key} at {where}" for key, where in entry["at"].items() if where]
+    total = entry.get("epochs")  # absent from entries written before it was kept
+    of = f" of {total}" if total else ""
+    parts += [
+        f"{key} at {where}{of if where.startswith('epoch ') else ''}"
+        for key, where in entry["at"].items()
+        if where
+    ]
     return f"running: {', '.join(parts)}, as of {entry['updated']}"
+
+
+def _epochs(cfg: Any) -> int | None:
+    """The epochs each unit runs (``train.epochs``), if the experiment's config has them."""
+    epochs = getattr(getattr(cfg, "train", None), "epochs", None)
+    return epochs if isinstance(epochs, int) else None
 
 
 def _resume(path: Path) -> str:
