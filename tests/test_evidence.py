@@ -236,6 +236,24 @@ def test_a_run_still_going_is_shown_where_it_stands_until_recorded(
     assert code == 2 and "has finished" in err
 
 
+def test_a_step_based_run_says_of_how_many_steps(tmp_path):
+    """A unit that logs steps and its fractional epoch (fc-transformer: 10 000 steps in one
+    epoch) stands at "step 500 of 10000"; without the fraction, or the run's epochs, at "step 500"."""
+    from nclab.evidence.progress import _last_logged
+
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('{"step": 250, "epoch": 0.025}\n{"step": 500, "epoch": 0.05}\n\n')
+    assert _last_logged(tmp_path, 1) == "step 500 of 10000"
+    assert _last_logged(tmp_path, 3) == "step 500 of 30000"
+    assert _last_logged(tmp_path, None) == "step 500"
+    log.write_text('{"step": 500}\n')
+    assert _last_logged(tmp_path, 1) == "step 500"
+    log.write_text('{"epoch": 7, "loss": 0.1}\n')
+    assert _last_logged(tmp_path, 10) == "epoch 7"
+    log.write_text("")
+    assert _last_logged(tmp_path, 10) == ""
+
+
 def test_a_record_without_what_a_check_reads_judges_nothing(tmp_path, monkeypatch):
     """A record made before its experiment's summary held a key a check reads is not judged
     (never a failing check from a missing key): the scale says to re-run it."""

@@ -42,7 +42,8 @@ def progress_of(run_dir: str | Path) -> dict[str, Any]:
     units = list(exp.units(cfg))
     where = {u.key or "run": RunDir(u.path(run.path), create=False) for u in units}
     done = [key for key, d in where.items() if d.finished]
-    at = {key: _last_logged(d.path) for key, d in where.items() if not d.finished}
+    epochs = _epochs(cfg)
+    at = {key: _last_logged(d.path, epochs) for key, d in where.items() if not d.finished}
     first, n = int(data.get("seed", 0)), int(data.get("seeds", 1))
     prov_path = run.path / PROVENANCE
     prov = json.loads(prov_path.read_text()) if prov_path.is_file() else {}
@@ -54,7 +55,7 @@ def progress_of(run_dir: str | Path) -> dict[str, Any]:
         "units": len(units),
         "finished": done,
         "at": at,
-        "epochs": _epochs(cfg),
+        "epochs": epochs,
         "updated": _updated(run.path),
         "run_dir": str(run.path.resolve()),
         "resume": _resume(run.path.resolve()),
@@ -86,9 +87,10 @@ def _resume(path: Path) -> str:
     return f"nclab run --resume {path} && nclab evidence add {path}"
 
 
-def _last_logged(path: Path) -> str:
+def _last_logged(path: Path, epochs: int | None = None) -> str:
     """``"epoch 40"`` / ``"step 1200"`` from the unit's last ``metrics.jsonl`` line; ``""``
-    when it has logged nothing yet."""
+    when it has logged nothing yet. A step-based run that also logs its fractional epoch says of
+    how many steps (``"step 1200 of 10000"``: steps per epoch times the run's ``epochs``)."""
     log = path / "metrics.jsonl"
     if not log.is_file():
         return ""
@@ -100,10 +102,12 @@ def _last_logged(path: Path) -> str:
         row = json.loads(last) if last else {}
     except ValueError:
         return ""
-    for unit in ("step", "epoch"):  # a step-based run also logs its fractional epoch
-        if unit in row:
-            return f"{unit} {row[unit]}"
-    return ""
+    if "step" in row:  # a step-based run also logs its fractional epoch
+        frac = row.get("epoch")
+        if epochs and isinstance(frac, (int, float)) and frac > 0:
+            return f"step {row['step']} of {round(row['step'] / frac * epochs)}"
+        return f"step {row['step']}"
+    return f"epoch {row['epoch']}" if "epoch" in row else ""
 
 
 def _updated(path: Path) -> str:
