@@ -2,7 +2,9 @@
 # The checks that need a GPU, as one short script for a machine with CUDA (about 3 minutes on an
 # H200, before bench_curvature was added): the device tests (statistics, probe, curvature and
 # deep-ln training on CUDA equal the CPU's numbers), bench_metrics and bench_curvature on CUDA, and
-# the rn1-ce-quick preset on CUDA. Logs go to $OUT (or runs/gpu-check).
+# the rn1-ce-quick preset on CUDA, and 10 000 SGD steps of the no-weight-decay feature-collapse
+# preset (App. A.1's 5 M-step runs are GPU work: its per-step time on the GPU). Logs go to $OUT
+# (or runs/gpu-check).
 #
 # It runs from the source tree (PYTHONPATH=src) with the machine's own python3 and torch. nclab's
 # dependencies that such an image may lack (pydantic and its own: pydantic-core, annotated-types,
@@ -31,3 +33,9 @@ python3 -c "import json; s = json.load(open('$OUT/deep_ln.json')); print('deep-l
 {k: s['trend'][k] for k in ('nc1_ratio', 'nc2_ratio', 'objective_gap_ratio', 'objective_gap_ratio_median')},
 'lower bound holds:', s['lower_bound_holds'], 'seconds:', round(s['seconds'], 1))" \
   | tee "$OUT/deep_ln_summary.txt"
+python3 -m nclab run feature-collapse --preset no-wd-fig3 --set device=cuda --set train.epochs=200 \
+  --set log_every=100 --set checkpoint_every=100 --out "$OUT/fc-no-wd" --json > "$OUT/fc_no_wd.json"
+python3 -c "import json; s = json.load(open('$OUT/fc_no_wd.json')); print('feature-collapse',
+'no-wd-fig3 on cuda:', s['steps'], 'steps in', round(s['seconds'], 1), 's:',
+round(1e3 * s['seconds'] / s['steps'], 3), 'ms a step (measuring included)')" \
+  | tee "$OUT/fc_no_wd_summary.txt"

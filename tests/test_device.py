@@ -5,6 +5,7 @@ them on the CPU (a check of the tests themselves). ``scripts/gpu_check.sh`` runs
 benchmarks in one go.
 """
 
+import math
 import os
 
 import pytest
@@ -111,3 +112,23 @@ def test_deep_ln_trains_on_the_device(tmp_path):
     s = run_experiment(exp, exp.config("rn1-ce-quick", sets), tmp_path / "run")
     assert s["lower_bound_holds"] is True and s["sphere_error_max"] < 1e-4
     assert s["by_depth"]["L5"]["train_acc"] > 0.5
+
+
+def test_feature_collapse_trains_on_the_device(tmp_path):
+    """The hand-written SGD step on the device follows the CPU's trajectory (no weight decay,
+    the setting the GPU presets run) through the escape from the ln K plateau, measured on a CPU
+    copy. In float64: the escape amplifies rounding differences (float32's would reach ~1e-3)."""
+    from nclab.experiments import get_experiment, run_experiment
+
+    exp = get_experiment("feature-collapse")
+    out = {}
+    for dev in ("cpu", DEVICE):
+        sets = [f"device={dev}", "model.dtype=float64", "train.epochs=700", "log_every=350"]
+        cfg = exp.config("no-wd-fig3-quick", sets)
+        out[dev] = run_experiment(exp, cfg, tmp_path / dev)
+    cpu, dev = out["cpu"], out[DEVICE]
+    assert dev["steps"] == cpu["steps"] > 0
+    assert cpu["train_loss"] < 0.5 * math.log(200)  # past the plateau (K = 200)
+    for key in ("train_loss", "test_acc", "word_norm_mean", "u_norm_mean"):
+        assert dev[key] == pytest.approx(cpu[key], rel=1e-6), key
+    assert dev["collapse_type"] == cpu["collapse_type"]

@@ -98,6 +98,7 @@ def test_sgd_and_lbfgs_reach_the_same_minimiser():
         ({"train.momentum": 0.9}, "momentum"),
         ({"train.schedule.kind": "multistep"}, "schedule"),
         ({"data.K": 10, "data.L": 2, "data.distinct": True}, "distinct latent"),
+        ({"device": "gpu"}, "device must be"),
     ],
 )
 def test_bad_configs(over, match):
@@ -209,6 +210,25 @@ def test_presets_and_claims_are_consistent():
     assert EXP.config("fig3").train.epochs == 1200 and EXP.config("fig4b").train.epochs == 3000
     assert EXP.config("fig4c").model.layer_norm == "fixed" and EXP.config("fig4a").data.nspl == 500
     assert weight_decays(EXP.config("fig4c")) == (0.0, 1e-3)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without CUDA")
+def test_cuda_without_a_gpu_is_refused_before_any_work():
+    with pytest.raises(ConfigError, match="no CUDA device"):
+        EXP.config("no-wd-fig3-quick", {"device": "cuda"})
+
+
+def test_the_five_million_step_runs_are_gpu_work():
+    """App. A.1's presets (and their medium fractions) train where CUDA is (auto) and their
+    claims' full scale is GPU work; the quick presets, and every other preset, train on the CPU."""
+    for name in EXP.presets:
+        want = "auto" if name.startswith("no-wd-") and not name.endswith("-quick") else "cpu"
+        assert EXP.config(name).device == want, name
+    by_id = {c.id: c for c in all_claims()}
+    for cid in ("no-weight-decay", "no-wd-fig3", "no-wd-fig6a", "no-wd-loss"):
+        claim = by_id[f"feature-collapse/{cid}"]
+        assert claim.needs_gpu("full") and not claim.needs_gpu("medium"), cid
+    assert not by_id["feature-collapse/fig3"].needs_gpu("full")
 
 
 def test_learnable_layernorm_trains():

@@ -179,7 +179,7 @@ def sgd_step(
     lse = torch.logsumexp(z, 1)
     loss = (lse - z.gather(1, y[:, None]).squeeze(1)).mean()
     g = z.sub_(lse[:, None]).exp_()  # softmax, in place
-    g[torch.arange(b), y] -= 1.0
+    g[torch.arange(b, device=g.device), y] -= 1.0
     g.div_(b)
     gx = torch.mm(g, U)  # (B, L·d), with the old U
     U.addmm_(g.t(), xb, beta=1.0 - lr * lam_u, alpha=-lr)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from ...errors import ConfigError
+
 
 def resolve_device(name: str, local_rank: int | None = None) -> torch.device:
     """``name`` as a device; ``"auto"`` is ``cuda`` (``cuda:<local_rank>`` when given) if CUDA is
@@ -17,3 +19,32 @@ def resolve_device(name: str, local_rank: int | None = None) -> torch.device:
     if not torch.cuda.is_available():
         return torch.device("cpu")
     return torch.device("cuda" if local_rank is None else f"cuda:{local_rank}")
+
+
+def check_device(name: str) -> None:
+    """Raise :class:`~nclab.errors.ConfigError` unless ``name`` is ``"auto"`` or a device this
+    machine has (``cpu``; ``cuda`` / ``cuda:<i>`` where CUDA is available).
+
+    >>> check_device("cpu")
+    >>> check_device("gpu")
+    Traceback (most recent call last):
+    ...
+    nclab.errors.ConfigError: device must be 'auto', 'cpu' or 'cuda[:<index>]', got 'gpu'
+    """
+    if name == "auto":
+        return
+    try:
+        dev = torch.device(name)
+    except (RuntimeError, TypeError):
+        dev = None
+    if dev is None or dev.type not in ("cpu", "cuda"):
+        raise ConfigError(f"device must be 'auto', 'cpu' or 'cuda[:<index>]', got {name!r}")
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(
+            f"device {name!r}: this machine has no CUDA device (torch {torch.__version__}); "
+            "use device='auto' or 'cpu'"
+        )
+    if dev.type == "cuda" and (dev.index or 0) >= torch.cuda.device_count():
+        raise ConfigError(
+            f"device {name!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
+        )

@@ -5,6 +5,8 @@ LayerNorm), ``train`` (the objective's weight decays and the trainer). ``train.w
 the paper's λ, a term of the objective (on U, and on W for h), not an optimiser's setting; the
 trainers are the hand-written SGD step (``lr``, ``batch_size``, no momentum, no schedule) and
 full-batch L-BFGS (``lbfgs_iters``, ``lbfgs_history``; step size 1 with a line search).
+``device``: where the network trains (``"cpu"``, ``"cuda"``, ``"auto"``: CUDA when available);
+it is measured on the CPU.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Literal
 from ...config import Config
 from ...errors import ConfigError
 from ..common.config import ExperimentConfig, TrainCfg, check_train
+from ..common.devices import check_device
 from ..common.sentences import SentenceDataCfg, check_sentences
 
 
@@ -58,6 +61,7 @@ class FCConfig(ExperimentConfig):
     train: FCTrainCfg = FCTrainCfg()
     log_every: int = 100
     checkpoint_every: int = 100
+    device: str = "cpu"
 
 
 def weight_decays(cfg: FCConfig) -> tuple[float, float]:
@@ -76,6 +80,7 @@ def weight_decays(cfg: FCConfig) -> tuple[float, float]:
 def check(cfg: FCConfig) -> None:
     """Raise :class:`~nclab.errors.ConfigError` for settings no run can use."""
     check_sentences(cfg.data, distinct=cfg.data.distinct)
+    check_device(cfg.device)
     t = cfg.train
     check_train(t)
     lam_w, lam_u = weight_decays(cfg)

@@ -11,6 +11,10 @@ Trainers (``train.optimizer``):
   iterations. It reaches the minimiser SGD approaches, which the theory describes; it needs λ > 0
   (without weight decay there is no minimiser).
 
+With ``device`` CUDA the network and its training data live on the GPU (the long no-weight-decay
+runs: 5 M small steps); what is measured — records, summaries, figures — is computed on a CPU
+copy of the network, the same code on either device.
+
 The checkpoint is a :class:`~nclab.train.TrainState` of the network, the L-BFGS optimiser, the
 batch generator and the :class:`Progress` counters (every ``checkpoint_every`` epochs; ``nclab run
 --resume DIR`` continues to the same numbers). A unit keeps its trained state in
@@ -20,6 +24,7 @@ of a finished run from it.
 
 from __future__ import annotations
 
+import copy
 import math
 from pathlib import Path
 from typing import Any
@@ -34,6 +39,7 @@ from ...rng import generator
 from ...runs import RunDir
 from ...threads import run_threads
 from ...train import TrainState, fit_trainer
+from ..common.devices import resolve_device
 from ..common.evaluation import accuracy
 from ..protocol import Unit
 from ..runner import finished_units, load_run, redraw
@@ -85,16 +91,19 @@ def make_sentence_task(cfg: FCConfig, seed: int):
 
 class Trainer:
     """The network, its data and one of the two trainers: ``train_epoch`` for
-    :func:`~nclab.train.fit_trainer`, ``converged`` (L-BFGS at the minimiser) to stop early."""
+    :func:`~nclab.train.fit_trainer`, ``converged`` (L-BFGS at the minimiser) to stop early.
+    ``device`` (default: the config's) is where the network trains."""
 
-    def __init__(self, cfg: FCConfig, seed: int | None = None):
+    def __init__(self, cfg: FCConfig, seed: int | None = None, device: str | None = None):
         self.log_every, self.checkpoint_every = cfg.log_every, cfg.checkpoint_every
         seed = cfg.seed if seed is None else seed
         t = cfg.train
         self.cfg, self.t = cfg, t
         self.task = make_sentence_task(cfg, seed)
         self.data = make_dataset(self.task, cfg.data.nspl, cfg.data.n_test, seed)
-        self.net = make_network(cfg, seed)
+        self.device = resolve_device(cfg.device if device is None else device)
+        self.net = make_network(cfg, seed).to(self.device)  # drawn on the CPU: the same numbers
+        self.x, self.y = self.data.x_train.to(self.device), self.data.y_train.to(self.device)
         self.dtype = self.net.W.dtype
         self.lam_w, self.lam_u = weight_decays(cfg)
         self.batch_gen = generator(seed, 4)
@@ -129,10 +138,10 @@ class Trainer:
         return self._lbfgs_epoch() if self.opt is not None else self._sgd_epoch()
 
     def _sgd_epoch(self) -> dict[str, Any]:
-        t, x, y = self.t, self.data.x_train, self.data.y_train
+        t, x, y = self.t, self.x, self.y
         n = x.shape[0]
-        perm = torch.randperm(n, generator=self.batch_gen)
-        total = torch.zeros((), dtype=torch.float64)
+        perm = torch.randperm(n, generator=self.batch_gen).to(self.device)
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
         nb = 0
         learnable = self.cfg.model.layer_norm == "learnable"
         with torch.enable_grad() if learnable else torch.no_grad():
@@ -147,7 +156,7 @@ class Trainer:
         return {"train_loss": loss}
 
     def _lbfgs_epoch(self) -> dict[str, Any]:
-        x, y, p = self.data.x_train, self.data.y_train, self.progress
+        x, y, p = self.x, self.y, self.progress
 
         def closure():
             self.opt.zero_grad(set_to_none=True)
@@ -176,21 +185,26 @@ class Trainer:
         return self.measure(full=False)
 
     # --- measurements ----------------------------------------------------------------------------
+    def cpu_net(self) -> WordNet:
+        """The network on the CPU, where it is measured: itself when it trains there, else a copy."""
+        return self.net if self.device.type == "cpu" else copy.deepcopy(self.net).cpu()
+
     def accuracy(self, x: torch.Tensor, y: torch.Tensor) -> float:
-        return accuracy(self.net, x, y, 20000)
+        return accuracy(self.cpu_net(), x.cpu(), y.cpu(), 20000)
 
     def measure(self, full: bool = True) -> dict[str, Any]:
         """:func:`~.measure.measure` of the network now (``full``: every embedding metric)."""
         return measure_network(
-            self.net, self.task, self.data, self.lam_w, self.lam_u, self.optimizer_steps, full=full
-        )
+            self.cpu_net(), self.task, self.data, self.lam_w, self.lam_u, self.optimizer_steps,
+            full=full,
+        )  # fmt: skip
 
 
 @torch.no_grad()
 def untrained_collapse(tr: Trainer) -> dict[str, Any]:
     """Within-concept variability of the word vectors of the network as initialised (call before
     training or resuming): the baseline the trained network's collapse is compared with."""
-    words, _ = collapse_views(tr.net)
+    words, _ = collapse_views(tr.cpu_net())
     m = group_collapse(words, tr.task.word_concept, tr.task.nc, "initial word vectors")
     return {"word_nc1_trace": m["nc1_trace"], "word_dir_nc1": m["dir_nc1"]}
 
@@ -206,8 +220,9 @@ def summarize_trainer(
     summary["word_nc1_vs_untrained"] = (
         summary["embedding_metrics"]["words"]["nc1_trace"] / untrained["word_nc1_trace"]
     )
-    summary["pca_singular_values"] = pca_singular_values(tr.net, tr.task)
-    summary["u_vs_sampled_freq"] = u_vs_sampled_frequency(tr.net, tr.task, tr.data)
+    net = tr.cpu_net()
+    summary["pca_singular_values"] = pca_singular_values(net, tr.task)
+    summary["u_vs_sampled_freq"] = u_vs_sampled_frequency(net, tr.task, tr.data)
     return summary
 
 
@@ -227,8 +242,8 @@ def train(cfg: FCConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str,
 
 def load_trained(cfg: FCConfig, seed: int, unit_dir: RunDir) -> tuple[Trainer, dict[str, Any]]:
     """(the trainer of seed ``seed`` with the trained state of ``unit_dir``, the untrained
-    network's collapse, measured before loading it)."""
-    tr = Trainer(cfg, seed)
+    network's collapse, measured before loading it), on the CPU wherever it trained."""
+    tr = Trainer(cfg, seed, device="cpu")
     untrained = untrained_collapse(tr)
     tr.state.load_state_dict(_final_state(unit_dir))
     return tr, untrained
@@ -243,7 +258,8 @@ def trained_network(cfg: FCConfig, seed: int, unit_dir: RunDir) -> tuple[WordNet
 
 
 def _final_state(unit_dir: RunDir) -> dict[str, Any]:
-    return _from_legacy(torch.load(unit_dir.path / FINAL, weights_only=False))
+    saved = torch.load(unit_dir.path / FINAL, map_location="cpu", weights_only=False)
+    return _from_legacy(saved)
 
 
 def remeasure(path: str | Path, figures: bool = True) -> dict[str, Any]:
