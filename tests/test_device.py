@@ -132,3 +132,31 @@ def test_feature_collapse_trains_on_the_device(tmp_path):
     for key in ("train_loss", "test_acc", "word_norm_mean", "u_norm_mean"):
         assert dev[key] == pytest.approx(cpu[key], rel=1e-6), key
     assert dev["collapse_type"] == cpu["collapse_type"]
+
+
+@pytest.mark.parametrize("preset", ["a3-uniform-quick", "a4-lm-quick"])
+def test_fc_transformer_trains_on_the_device(tmp_path, preset):
+    """GPT-2 (A.3 classifier, A.4 language model) trains on the device along the CPU's path (a
+    dozen AdamW steps of a tiny network: float32 rounding apart), measured the same way."""
+    pytest.importorskip("transformers")
+    from nclab.experiments import get_experiment, run_experiment
+
+    exp = get_experiment("fc-transformer")
+    tiny = {
+        "data.nw": 30, "data.L": 5, "data.K": 12, "data.nspl": 10, "data.n_test": 3,
+        "model.d": 16, "model.n_head": 2, "model.n_layer": 1, "train.epochs": 2,
+        "train.batch_size": 20, "log_every": 6, "checkpoint_every": 6, "measure_sentences": 20,
+    }  # fmt: skip
+    out = {
+        dev: run_experiment(exp, exp.config(preset, {**tiny, "device": dev}), tmp_path / dev)
+        for dev in ("cpu", DEVICE)
+    }
+    cpu, dev = out["cpu"], out[DEVICE]
+    key = "test_acc" if preset.startswith("a3") else "test_loss"
+    assert dev["steps"] == cpu["steps"] == 12
+    assert dev[key] == pytest.approx(cpu[key], rel=1e-3, abs=1e-6)
+    train = key.replace("test", "train")
+    assert dev[train] == pytest.approx(cpu[train], rel=1e-3, abs=1e-6)
+    for k in ("emb_nc1_trace", "emb_dir_nc1"):
+        assert dev[k] == pytest.approx(cpu[k], rel=1e-2), k
+    assert len(dev["layers"]) == len(cpu["layers"]) == 2

@@ -218,6 +218,21 @@ def test_presets_validate():
     assert (d.K, len(d.symbols), d.choices, d.children, d.n_test) == (100, 4, 5, 8, 1000)
 
 
+def test_transformer_device():
+    """The paper-size presets train where CUDA is (auto); the others on the CPU; a device the
+    machine lacks is refused when the config resolves."""
+    tf = get_experiment("fc-transformer")
+    for name in tf.presets:
+        assert tf.config(name).device == (
+            "auto" if name in ("a3-uniform", "a3-zipf", "a4-lm") else "cpu"
+        )
+    with pytest.raises(ConfigError, match="device must be"):
+        tf.config("a3-uniform-quick", {"device": "tpu"})
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="no CUDA device"):
+            tf.config("a3-uniform-quick", {"device": "cuda"})
+
+
 def test_grammar_figures_with_more_test_sentences_than_drawn(tmp_path):
     """The PCA figures draw the first 200 test sentences: their latent labels must be those
     sentences' (a run with n_test > 200 once failed there, after training)."""

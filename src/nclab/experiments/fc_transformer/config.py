@@ -2,7 +2,9 @@
 (GPT-2 language model), and their checks.
 
 ``task`` at the top chooses the experiment (A.3 / A.4); sections ``data`` (the concept/word
-sentences), ``model`` (the GPT-2 network) and ``train`` (AdamW, length, batch size, schedule).
+sentences), ``model`` (the GPT-2 network) and ``train`` (AdamW, length, batch size, schedule);
+``device``: where the network trains and runs (``"cpu"``, ``"cuda"``, ``"auto"``: CUDA when
+available); the collapse measures are computed on the CPU.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Literal
 from ...config import Config
 from ...errors import ConfigError
 from ..common.config import ExperimentConfig, TrainCfg, check_train
+from ..common.devices import check_device
 from ..common.sentences import SentenceDataCfg, check_sentences
 
 
@@ -53,11 +56,13 @@ class TransformerConfig(ExperimentConfig):
     log_every: int = 500  # optimiser steps between records
     checkpoint_every: int = 500
     measure_sentences: int = 1000  # test sentences whose token states are measured per layer
+    device: str = "cpu"
 
 
 def check(cfg: TransformerConfig) -> None:
     """Raise :class:`~nclab.errors.ConfigError` for settings no run can use."""
     check_sentences(cfg.data)
+    check_device(cfg.device)
     check_train(cfg.train)
     m = cfg.model
     if min(m.n_layer, m.n_head, m.d) < 1 or m.d % m.n_head:

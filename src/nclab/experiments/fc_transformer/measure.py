@@ -1,6 +1,8 @@
 """What the transformer experiments measure: accuracy (classifier) or next-token loss (language
 model), the collapse by concept of the word embeddings (before positional embeddings), and of the
-token states after each layer, through :func:`nclab.collapse.latent.latent_collapse`."""
+token states after each layer, through :func:`nclab.collapse.latent.latent_collapse`. The network
+runs on its device, a chunk of sentences at a time; the collapse measures are computed on the
+CPU."""
 
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ def lm_entropies(task_model: Any) -> dict[str, float]:
 def inputs(x: torch.Tensor, nw: int, task: str) -> torch.Tensor:
     """Token ids: words then the class token ``nw`` (classifier), or ``nw`` (begin of sentence)
     then the words (language model)."""
-    tok = torch.full((x.shape[0], 1), nw, dtype=x.dtype)
+    tok = torch.full((x.shape[0], 1), nw, dtype=x.dtype, device=x.device)
     return torch.cat([x, tok], 1) if task == "classify" else torch.cat([tok, x], 1)
 
 
@@ -58,9 +60,9 @@ def loss(net, x: torch.Tensor, y: torch.Tensor, nw: int, task: str) -> torch.Ten
 @torch.no_grad()
 def score(net, x, y, nw: int, task: str, chunk: int = 1000) -> float:
     """Accuracy (classifier) or mean next-word cross-entropy (language model) on ``x``."""
-    total = 0.0
+    total, dev = 0.0, _device(net)
     for i in range(0, x.shape[0], chunk):
-        xb, yb = x[i : i + chunk], y[i : i + chunk]
+        xb, yb = x[i : i + chunk].to(dev), y[i : i + chunk].to(dev)
         if task == "classify":
             total += float((net(inputs(xb, nw, task)).argmax(1) == yb).sum())
         else:
@@ -71,7 +73,7 @@ def score(net, x, y, nw: int, task: str, chunk: int = 1000) -> float:
 @torch.no_grad()
 def embeddings(net, task_model: Any) -> dict[str, Any]:
     """Collapse by concept of the word rows of the embedding table."""
-    w = word_embeddings(net, task_model.nw)
+    w = word_embeddings(net, task_model.nw).cpu()
     return latent_collapse(w, task_model.word_concept, task_model.nc)
 
 
@@ -80,16 +82,20 @@ def layers(net, x: torch.Tensor, task_model: Any, task: str) -> list[dict[str, A
     """Per hidden state (embeddings + positions, after each block) the collapse by concept of the
     states at the word positions of the sentences ``x``."""
     nw, L = task_model.nw, x.shape[1]
-    ids = inputs(x, nw, task)
+    ids = inputs(x, nw, task).to(_device(net))
     body = net.transformer
     hidden = body(input_ids=ids, output_hidden_states=True).hidden_states
     words = slice(0, L) if task == "classify" else slice(1, L + 1)
     labels = task_model.word_concept[x]
     out = []
     for j, h in enumerate(hidden):
-        m = latent_collapse(h[:, words].double(), labels, task_model.nc, scatter="none")
+        m = latent_collapse(h[:, words].double().cpu(), labels, task_model.nc, scatter="none")
         out.append({"layer": j, **brief(m)})
     return out
+
+
+def _device(net) -> torch.device:
+    return next(net.parameters()).device
 
 
 def measure(net, task_model, data, cfg, full: bool = True) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 :func:`nclab.train.fit_trainer` (step-based: a checkpoint every ``checkpoint_every`` steps,
 ``nclab run --resume DIR`` continues to the same numbers), one unit per seed, measuring the
 untrained network of the same shape first (the baseline the claims compare with). A unit keeps the
-word embeddings of both networks in ``figure_data.pt`` (:mod:`.figures` draws them)."""
+word embeddings of both networks in ``figure_data.pt`` (:mod:`.figures` draws them). The network
+trains on ``device``; the data stay on the CPU, a batch at a time copied to it."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ...rng import generator
 from ...runs import RunDir
 from ...train import TrainState, fit_trainer
 from ...train.optim import make_optimizer, make_scheduler
+from ..common.devices import resolve_device
 from ..common.steps import EpochBatches, optimizer_step
 from ..protocol import Unit
 from .config import TransformerConfig
@@ -28,9 +30,9 @@ FIGURE_DATA = "figure_data.pt"  # a unit's word embeddings, untrained and traine
 
 class Trainer:
     """Data, network, AdamW (and its schedule, if any) of seed ``seed``; one optimiser step per
-    ``train_step``."""
+    ``train_step``, on ``device`` (default: the config's)."""
 
-    def __init__(self, cfg: TransformerConfig, seed: int | None = None):
+    def __init__(self, cfg: TransformerConfig, seed: int | None = None, device: str | None = None):
         self.log_every, self.checkpoint_every = cfg.log_every, cfg.checkpoint_every
         seed = cfg.seed if seed is None else seed
         d, m, t = cfg.data, cfg.model, cfg.train
@@ -45,6 +47,8 @@ class Trainer:
             )
         else:  # words + the begin-of-sentence token
             self.net = gpt2_language_model(d.nw + 1, dropout=m.dropout, seed=init, **sizes)
+        self.device = resolve_device(cfg.device if device is None else device)
+        self.net.to(self.device)  # initialised on the CPU: the same numbers on any device
         self.opt = make_optimizer(t, self.net.parameters())
         self.batches = EpochBatches(self.data.x_train.shape[0], t.batch_size, seed)
         self.steps = t.epochs * self.batches.per_epoch
@@ -54,10 +58,8 @@ class Trainer:
     def train_step(self, step: int) -> dict[str, Any]:
         cfg = self.cfg
         idx = self.batches.indices(step)
-        v = optimizer_step(
-            self.opt,
-            loss(self.net, self.data.x_train[idx], self.data.y_train[idx], cfg.data.nw, cfg.task),
-        )
+        x, y = self.data.x_train[idx].to(self.device), self.data.y_train[idx].to(self.device)
+        v = optimizer_step(self.opt, loss(self.net, x, y, cfg.data.nw, cfg.task))
         if self.sched is not None:
             self.sched.step()
         return {"train_loss": v, "epoch": self.batches.epoch(step + 1)}
@@ -67,8 +69,8 @@ class Trainer:
 
     @torch.no_grad()
     def word_embeddings(self) -> torch.Tensor:
-        """The word rows of the embedding table now (before positional embeddings), a copy."""
-        return word_embeddings(self.net, self.cfg.data.nw).detach().clone()
+        """The word rows of the embedding table now (before positional embeddings), a CPU copy."""
+        return word_embeddings(self.net, self.cfg.data.nw).detach().cpu().clone()
 
 
 def train(cfg: TransformerConfig, unit: Unit, run_dir: RunDir, context: Any) -> dict[str, Any]:
