@@ -1,10 +1,16 @@
-"""The torch device an experiment's ``device`` setting names (``"auto"``: CUDA when available)."""
+"""The torch device an experiment's ``device`` setting names (``"auto"``: CUDA when available).
+
+torch is imported when a function runs: the configs that check their ``device`` load without it
+(``--help``, ``--list`` and the summary types stay light)."""
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
+
+if TYPE_CHECKING:
+    import torch
 
 
 def resolve_device(name: str, local_rank: int | None = None) -> torch.device:
@@ -14,6 +20,8 @@ def resolve_device(name: str, local_rank: int | None = None) -> torch.device:
     >>> resolve_device("cpu")
     device(type='cpu')
     """
+    import torch
+
     if name != "auto":
         return torch.device(name)
     if not torch.cuda.is_available():
@@ -31,8 +39,10 @@ def check_device(name: str) -> None:
     ...
     nclab.errors.ConfigError: device must be 'auto', 'cpu' or 'cuda[:<index>]', got 'gpu'
     """
-    if name == "auto":
+    if name in ("auto", "cpu"):
         return
+    import torch
+
     try:
         dev = torch.device(name)
     except (RuntimeError, TypeError):
