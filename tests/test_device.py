@@ -117,7 +117,8 @@ def test_deep_ln_trains_on_the_device(tmp_path):
 def test_feature_collapse_trains_on_the_device(tmp_path):
     """The hand-written SGD step on the device follows the CPU's trajectory (no weight decay,
     the setting the GPU presets run) through the escape from the ln K plateau, measured on a CPU
-    copy. In float64: the escape amplifies rounding differences (float32's would reach ~1e-3)."""
+    copy. In float64: the escape amplifies rounding differences (this run in float32 and in
+    float64 on one CPU end 1.4 % apart in train loss, 4e-4 in word norm)."""
     from nclab.experiments import get_experiment, run_experiment
 
     exp = get_experiment("feature-collapse")
