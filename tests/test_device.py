@@ -138,7 +138,9 @@ def test_feature_collapse_trains_on_the_device(tmp_path):
 @pytest.mark.parametrize("preset", ["a3-uniform-quick", "a4-lm-quick"])
 def test_fc_transformer_trains_on_the_device(tmp_path, preset):
     """GPT-2 (A.3 classifier, A.4 language model) trains on the device along the CPU's path (a
-    dozen AdamW steps of a tiny network: float32 rounding apart), measured the same way."""
+    dozen AdamW steps of a tiny network), measured the same way. On the CPU, weights nudged by
+    1e-7 (float32 rounding) end these runs 1e-7 apart in embedding NC1: 1e-4 leaves room for other
+    kernels' rounding, and a network that did not train would miss it."""
     pytest.importorskip("transformers")
     from nclab.experiments import get_experiment, run_experiment
 
@@ -155,9 +157,9 @@ def test_fc_transformer_trains_on_the_device(tmp_path, preset):
     cpu, dev = out["cpu"], out[DEVICE]
     key = "test_acc" if preset.startswith("a3") else "test_loss"
     assert dev["steps"] == cpu["steps"] == 12
-    assert dev[key] == pytest.approx(cpu[key], rel=1e-3, abs=1e-6)
+    assert dev[key] == pytest.approx(cpu[key], rel=1e-4, abs=1e-6)
     train = key.replace("test", "train")
-    assert dev[train] == pytest.approx(cpu[train], rel=1e-3, abs=1e-6)
+    assert dev[train] == pytest.approx(cpu[train], rel=1e-4, abs=1e-6)
     for k in ("emb_nc1_trace", "emb_dir_nc1"):
-        assert dev[k] == pytest.approx(cpu[k], rel=1e-2), k
+        assert dev[k] == pytest.approx(cpu[k], rel=1e-4), k
     assert len(dev["layers"]) == len(cpu["layers"]) == 2
