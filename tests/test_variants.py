@@ -118,3 +118,31 @@ def test_a_variant_not_run_is_said_in_the_headline(demo_claims, tmp_path):
     assert res.variants[LABEL]["quick"]["verdict"] == "not run"
     assert res.headline.endswith(f"; with {LABEL}: not run at quick size")
     assert res.variants[LABEL]["quick"]["command"].endswith("--variants")
+
+
+def test_a_running_variant_says_how_far_it_got(demo_claims, tmp_path):
+    """A variant whose run is going (a running entry in the ledger) is "running at quick size
+    (...)" in the headline, not "not run"."""
+    from nclab.evidence.ledger import Ledger
+    from nclab.reproduce.judge import judge_claim
+
+    entry = {
+        "experiment": "demo",
+        "preset": "tiny",
+        "overrides": {"model.width": 16, "train.epochs": 1},
+        "seeds": [0, 1],
+        "units": 2,
+        "finished": ["seed-0"],
+        "at": {"seed-1": "epoch 1 of 1"},
+        "epochs": 1,
+        "updated": "2026-12-03 15:18 UTC",
+        "run_dir": str(tmp_path / "run"),
+        "resume": f"nclab run --resume {tmp_path / 'run'}",
+        "provenance": {},
+    }
+    folder = tmp_path / "ledger" / "running" / "demo"
+    folder.mkdir(parents=True)
+    (folder / "tiny-s2.json").write_text(json.dumps(entry))
+    res = judge_claim(demo_claims, Ledger(tmp_path / "ledger"))
+    assert res.variants[LABEL]["quick"]["verdict"] == "not run"
+    assert f"; with {LABEL}: running at quick size (1/2 units finished" in res.headline

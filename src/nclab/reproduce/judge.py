@@ -366,12 +366,17 @@ def as_variant(claim: Claim, v: Variant) -> Claim:
 
 def variant_words(label: str, scales: Mapping[str, ScaleResult]) -> str:
     """``"with the paper's weight decay 5e-4: partial at medium size (same-frame fails 2/3
-    seeds)"``; the scales without evidence as ``"not run at medium size"``."""
-    parts = [
-        r.words() if r.verdict != NOT_RUN else f"{NOT_RUN} at {scale_words(s, r.instance)}"
-        for s, r in reversed(list(scales.items()))
-    ]
-    return f"with {label}: " + "; ".join(parts)
+    seeds)"``; the scales without evidence as ``"not run at medium size"``, or ``"running at
+    medium size (...)"`` where the ledger says how far its runs are."""
+
+    def words(s: str, r: ScaleResult) -> str:
+        if r.verdict != NOT_RUN:
+            return r.words()
+        if r.reason.startswith(RUNNING_WORD):
+            return f"running at {scale_words(s, r.instance)} ({r.reason[len(RUNNING_WORD) :]})"
+        return f"{NOT_RUN} at {scale_words(s, r.instance)}"
+
+    return f"with {label}: " + "; ".join(words(s, r) for s, r in reversed(list(scales.items())))
 
 
 def judge_claim(
