@@ -40,7 +40,6 @@ from ...runs import RunDir
 from ...threads import run_threads
 from ...train import TrainState, fit_trainer
 from ..common.devices import resolve_device
-from ..common.evaluation import accuracy
 from ..protocol import Unit
 from ..runner import finished_units, load_run, redraw
 from .config import FCConfig, weight_decays
@@ -188,9 +187,6 @@ class Trainer:
     def cpu_net(self) -> WordNet:
         """The network on the CPU, where it is measured: itself when it trains there, else a copy."""
         return self.net if self.device.type == "cpu" else copy.deepcopy(self.net).cpu()
-
-    def accuracy(self, x: torch.Tensor, y: torch.Tensor) -> float:
-        return accuracy(self.cpu_net(), x.cpu(), y.cpu(), 20000)
 
     def measure(self, full: bool = True) -> dict[str, Any]:
         """:func:`~.measure.measure` of the network now (``full``: every embedding metric)."""
