@@ -106,7 +106,11 @@ SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
         "imbalance_eps2": [1.0, 0.3, 0.1],
     },
     # the GUFM-MSE sublevel sets: a shorter search (the same samplers and summary)
-    ("ufm", "gufm-mse-rates-quick"): {"rates.iters": 40, "rates.descent_steps": 200},
+    ("ufm", "gufm-mse-rates-quick"): {
+        "rates.steps_per_decade": 1,
+        "rates.iters": 40,
+        "rates.descent_steps": 100,
+    },
     # the Zipf problem at K = 1000: the summary's structure is the same at K = 300
     ("feature-collapse", "fig4b-quick"): {"train.epochs": 4, "log_every": 2, "data.K": 300},
     ("feature-collapse", "fig4b-steep-quick"): {"train.epochs": 4, "log_every": 2, "data.K": 300},
