@@ -225,7 +225,18 @@ def test_a_run_still_going_is_shown_where_it_stands_until_recorded(
     assert quick["verdict"] == "not run" and quick["reason"].startswith("running: 1/2 units")
     assert quick["command"] == entry["resume"]
     assert res.headline.startswith(f"running at quick size ({words}")
-    assert "running: 1/2 units finished" in (tmp_path / "judged" / "report.md").read_text()
+    md = (tmp_path / "judged" / "report.md").read_text()
+    # the overview's badge for that scale says running and how far, not "not run"; the ladder
+    # says where each unit stands and how to resume
+    row = next(x for x in md.splitlines() if x.startswith("| [`demo/learns`]"))
+    assert "| ⏳ **running at quick size" in row and "| ⏳ running · 1/2 units finished |" in row
+    assert f"| ⏳ running ({words}, as of " in md and f": `{entry['resume']}` |" in md
+    assert "quick: 1 running" in md  # the summary line's sources
+    html = (tmp_path / "judged" / "report.html").read_text()
+    overview = html[html.index("<table class='overview'>") :]
+    overview = overview[: overview.index("</table>")]
+    assert "<span class='b run'" in overview and "<b>running</b>" in overview
+    assert "<span class='v run'>running at quick size" in overview
     # the run finishes and is recorded: the entry goes, the record is judged
     Ledger(led).add(done)
     assert running(Ledger(led), "demo", "tiny", {}) is None

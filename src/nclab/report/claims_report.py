@@ -78,7 +78,7 @@ def _md_badge(sd: Mapping[str, Any] | None) -> str:
     if cls in ("gpu", "none"):
         return f"{MARK[cls]} {word}"
     text = f"{MARK[cls]} {word}" + (f" · {seeds}" if seeds else "")
-    return text + (f" ({cut(why, 60)})" if why else "")
+    return text + (f" ({cut(why, 60)})" if why and cls != "run" else "")
 
 
 def render_markdown(
@@ -101,7 +101,7 @@ def render_markdown(
     ]
     for r in results:
         parts = headline_parts(r.headline or r.verdict)
-        head = f"{MARK[verdict_class(r.verdict)]} **{_md(parts[0])}**"
+        head = f"{MARK[verdict_class(parts[0])]} **{_md(parts[0])}**"
         nums, left = headline_numbers(r)
         cell = "; ".join(
             f"{lab} **{val}**" + (f" ({ref})" if ref else "") for lab, val, ref in nums
@@ -135,9 +135,10 @@ def _md_section(
         prov = provenance_text(sd)
         if prov:
             source += f" ({prov})"
-        v, why = _md_badge(sd), badge(sd)[3]
+        cls, word, _, why = badge(sd)
+        v = _md_badge(sd)
         if sd["verdict"] == NOT_RUN and sd.get("command") and not_run_why(sd) != "no preset":
-            v += (f" ({why})" if why and why not in v else "") + f": `{sd['command']}`"
+            v = f"{MARK[cls]} {word}" + (f" ({why})" if why else "") + f": `{sd['command']}`"
         lines.append(
             f"| {s} | {_md(presets_text(sd))} | {_md(instance_label(sd.get('instance', '')))} | "
             f"{sd.get('seeds') or '—'} | {_md(source)} | {_md(v)} |"

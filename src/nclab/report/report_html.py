@@ -50,11 +50,12 @@ tr.paper td{background:#fafafa;font-weight:600;color:#444}
 font-size:13px;line-height:1.25}
 .b small{display:block;color:inherit;opacity:.85}
 .ok{color:#1b7f3a} .part{color:#8a5200} .no{color:#b00020} .fail{color:#7a0019}
-.gpu{color:#3949ab} .none{color:#888}
+.gpu{color:#3949ab} .run{color:#00695c} .none{color:#888}
 .b.ok{background:#e7f4ea;border-color:#9bd0a9} .b.part{background:#fff3dc;border-color:#e9c27a}
 .b.no{background:#fde8eb;border-color:#f0a3ae}
 .b.fail{color:#fff;background:#7a0019;border-color:#7a0019}
-.b.gpu{background:#eef0fb;border-color:#c5cae9} .b.none{background:#f5f5f5;border-color:#e0e0e0}
+.b.gpu{background:#eef0fb;border-color:#c5cae9} .b.run{background:#e0f2f1;border-color:#80cbc4}
+.b.none{background:#f5f5f5;border-color:#e0e0e0}
 .v{font-weight:700} .sum span{font-weight:700}
 .num{font-size:13px} .num b{font-variant-numeric:tabular-nums} .ref{color:#666}
 td.st{font-size:13px;white-space:nowrap} tr.sanity td{background:#fbfbfb;color:#555}
@@ -77,7 +78,7 @@ def _html_badge(sd: Mapping[str, Any] | None, scale: str) -> str:
     lines = [f"<b>{e(word)}</b>"]
     if seeds:
         lines.append(f"<small>{e(seeds)}</small>")
-    if why and cls not in ("ok", "gpu", "none"):
+    if why and cls not in ("ok", "gpu", "run", "none"):
         lines.append(f"<small>{e(cut(why, 48))}</small>")
     return f"<span class='b {cls}' title='{e(tip)}'>{''.join(lines)}</span>"
 
@@ -110,7 +111,7 @@ def _overview_html(results: Sequence[Any]) -> str:
         rows.append(
             f"<tr><td><a href='#{e(r.id)}'><code>{e(r.id)}</code></a><br>"
             f"<small>{e(cut(r.where, 70))}</small></td>"
-            f"<td title='{e(r.headline)}'><span class='v {verdict_class(r.verdict)}'>{e(first)}"
+            f"<td title='{e(r.headline)}'><span class='v {verdict_class(first)}'>{e(first)}"
             f"</span></td>{badges}<td class='num'>{cell or '—'}</td></tr>"
         )
     head = (

@@ -21,6 +21,7 @@ from ..tables import fmt
 SCALES = ("quick", "medium", "full")
 REPRODUCED, PARTIAL, NOT_REPRODUCED, FAILED = "reproduced", "partial", "not reproduced", "failed"
 NOT_RUN, NEEDS_GPU = "not run", "not run: needs GPU"
+RUNNING = "running"  # a not-run scale whose runs are going: its reason starts "running: "
 STATEMENT = "statement"
 
 #: the colour of each kind of verdict (:func:`verdict_class`), in the HTML and on the console
@@ -30,10 +31,11 @@ VERDICT_STYLE = {
     "no": "#b00020",
     "fail": "#7a0019",
     "gpu": "#3949ab",
+    "run": "#00695c",
     "none": "#777777",
 }
 #: a mark per kind of verdict, for Markdown (which has no colour)
-MARK = {"ok": "✅", "part": "🟡", "no": "❌", "fail": "⛔", "gpu": "⚪", "none": "⚪"}
+MARK = {"ok": "✅", "part": "🟡", "no": "❌", "fail": "⛔", "gpu": "⚪", "run": "⏳", "none": "⚪"}
 #: a check's status at a scale, as a mark and as a colour class
 STATUS_MARK = {"holds": "✓", "mixed": "±", "fails": "✗"}
 STATUS_CLASS = {"holds": "ok", "mixed": "part", "fails": "no"}
@@ -84,10 +86,13 @@ def instance_label(instance: str) -> str:
 
 
 def verdict_class(verdict: str) -> str:
-    """``ok``, ``part``, ``no``, ``fail``, ``gpu`` or ``none`` (not run) for a verdict text.
+    """``ok``, ``part``, ``no``, ``fail``, ``gpu``, ``run`` (running) or ``none`` (not run) for a
+    verdict text (or a headline's part).
 
     >>> [verdict_class(v) for v in ("reproduced", "failed (sanity: x)", "not run: needs GPU")]
     ['ok', 'fail', 'gpu']
+    >>> verdict_class("running at paper size (1/3 units finished)")
+    'run'
     """
     if verdict.startswith(REPRODUCED):
         return "ok"
@@ -97,6 +102,8 @@ def verdict_class(verdict: str) -> str:
         return "no"
     if verdict.startswith(FAILED):
         return "fail"
+    if verdict.startswith(RUNNING):
+        return "run"
     return "gpu" if "GPU" in verdict else "none"
 
 
@@ -129,8 +136,11 @@ def counts_text(counts: Mapping[str, int]) -> str:
 
 
 def not_run_why(sd: Mapping[str, Any]) -> str:
-    """A not-run scale's kind: ``needs GPU``, ``no preset`` or ``not run``."""
+    """A not-run scale's kind: ``needs GPU``, ``no preset``, ``running`` (its runs are going) or
+    ``not run``."""
     why = sd.get("reason", "")
+    if why.startswith(f"{RUNNING}: "):
+        return RUNNING
     if "GPU" in why:
         return "needs GPU"
     return "no preset" if why.startswith("no ") and why.endswith(" preset") else NOT_RUN
@@ -151,7 +161,7 @@ def scale_sources(results: Sequence[Any]) -> dict[str, dict[str, int]]:
             else:
                 key = sd.get("source") or NOT_RUN
             c[key] = c.get(key, 0) + 1
-        order = ("this run", "ledger", NOT_RUN, "needs GPU", "no preset")
+        order = ("this run", "ledger", RUNNING, NOT_RUN, "needs GPU", "no preset")
         out[s] = {k: c[k] for k in order if k in c}
     return out
 
@@ -203,7 +213,7 @@ def badge(sd: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
 
     Judged: the verdict, ``"2/3 seeds"`` (seeds on which every statement check passes) and, where
     the verdict is not "reproduced", why (the failing checks with their seed counts). Not judged:
-    ``not run``, ``needs GPU`` or ``no preset``, and why.
+    ``not run``, ``needs GPU``, ``no preset`` or ``running`` (with how far its runs got), and why.
     """
     if sd is None:
         return "none", "no preset", "", ""
@@ -211,6 +221,9 @@ def badge(sd: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
     if v == NOT_RUN:
         why = not_run_why(sd)
         reason = sd.get("reason", "").removeprefix(f"{NOT_RUN}: ")
+        if why == RUNNING:  # "running: 1/3 units finished, seed-1 at step 1500 of 10000, as of ..."
+            going = reason.removeprefix(f"{RUNNING}: ")
+            return "run", why, going.split(", ")[0], going
         return ("gpu" if why == "needs GPU" else "none"), why, "", reason
     cls = verdict_class(v)
     if v.startswith(FAILED):
