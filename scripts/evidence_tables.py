@@ -276,9 +276,44 @@ def not_run_text(claim, scale: str, reason: str, ledger) -> str:
     return f"not run ({NOT_YET if reason in ('', 'not in the ledger') else reason})"
 
 
+def scale_row(
+    claim, ledger, scale: str, sr: Mapping[str, Any], labels: Sequence[str], notes, variant=""
+) -> list[str]:
+    """One row of a claim's table: ``scale`` (of the claim, or of its variant labelled
+    ``variant``) judged as ``sr`` says: the values, verdict and provenance, or why it is not run
+    and the command that runs it."""
+    presets = [s.preset(scale) for s in claim.runs.values()]
+    preset = " + ".join(f"`{p}`" for p in presets if p) or NONE
+    name = f"{scale}, with {variant}" if variant else scale
+    if sr["verdict"] == "not run":
+        why = not_run_text(claim, scale, sr["reason"], ledger)
+        todo = NONE
+        if claim.runnable(scale):
+            gpu = " (on a machine with a GPU)" if claim.needs_gpu(scale) else ""
+            extra = " --variants" if variant else ""
+            cmd = f"nclab reproduce {shlex.quote(claim.id)} --scale {scale}{extra} --record"
+            todo = notes.cite(f"to run: `{cmd}`{gpu}")
+        return [name, preset, NONE, *[NONE] * len(labels), why, NONE, NONE, todo]
+    recs = [ledger.by_path[p] for p in sr["runs"].values() if p in ledger.by_path]
+    measured = sr["measured"]
+    values = [
+        fmt_mean_std(measured.get(x, {}).get("mean"), measured.get(x, {}).get("std"))
+        for x in labels
+    ]
+    verdict = sr["verdict"] + (f" ({sr['reason']})" if sr["reason"] else "")
+    dates = _unique(date_text(r.provenance) for r in recs)
+    commits = _unique(commit_text(r.provenance) for r in recs)
+    keep = lambda p: fnmatch.fnmatchcase(claim.id, p)  # noqa: E731
+    cmds = _unique(notes.cite(command_text(r.provenance.get("command"), keep)) for r in recs)
+    return [name, preset, str(sr["seeds"]), *values, verdict, dates, commits, cmds]
+
+
 def claim_block(
     claim, ledger, globs: Sequence[str], figures: dict[str, str] | None = None
 ) -> list[str]:
+    """A claim's headline, its table (a row per scale, then a row per scale of each variant:
+    "medium, with the paper's weight decay 5e-4"), the commands behind the rows and its evidence
+    figure."""
     from nclab.report.evidence_figure import evidence_svg
     from nclab.reproduce.judge import judge_claim
     from nclab.reproduce.registry import SCALES
@@ -286,33 +321,13 @@ def claim_block(
     result = judge_claim(claim, ledger)
     labels = pick_labels(claim, globs)
     notes = Footnotes()
-    rows = []
-    keep = lambda p: fnmatch.fnmatchcase(claim.id, p)  # noqa: E731
-    for scale in SCALES:
-        sr = result.scales[scale]
-        presets = [s.preset(scale) for s in claim.runs.values()]
-        preset = " + ".join(f"`{p}`" for p in presets if p) or NONE
-        judged = sr["verdict"] != "not run"
-        if not judged:
-            why = not_run_text(claim, scale, sr["reason"], ledger)
-            todo = NONE
-            if claim.runnable(scale):
-                gpu = " (on a machine with a GPU)" if claim.needs_gpu(scale) else ""
-                cmd = f"nclab reproduce {shlex.quote(claim.id)} --scale {scale} --record"
-                todo = notes.cite(f"to run: `{cmd}`{gpu}")
-            rows.append([scale, preset, NONE, *[NONE] * len(labels), why, NONE, NONE, todo])
-            continue
-        recs = [ledger.by_path[p] for p in sr["runs"].values() if p in ledger.by_path]
-        measured = sr["measured"]
-        values = [
-            fmt_mean_std(measured.get(x, {}).get("mean"), measured.get(x, {}).get("std"))
-            for x in labels
+    rows = [scale_row(claim, ledger, s, result.scales[s], labels, notes) for s in SCALES]
+    for label, by_scale in result.variants.items():
+        rows += [
+            scale_row(claim, ledger, s, by_scale[s], labels, notes, variant=label)
+            for s in SCALES
+            if s in by_scale
         ]
-        verdict = sr["verdict"] + (f" ({sr['reason']})" if sr["reason"] else "")
-        dates = _unique(date_text(r.provenance) for r in recs)
-        commits = _unique(commit_text(r.provenance) for r in recs)
-        cmds = _unique(notes.cite(command_text(r.provenance.get("command"), keep)) for r in recs)
-        rows.append([scale, preset, str(sr["seeds"]), *values, verdict, dates, commits, cmds])
     headline = result.headline if result.scale else "not run yet (no record in the ledger)"
     head = [f"**`{claim.id}`**: {headline}.", ""]
     header = ["scale", "preset", "seeds", *labels, "verdict", "recorded", "commit", "command"]

@@ -6,12 +6,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from nclab.experiments import get_experiment
 from nclab.reproduce import Check, Claim, RunSpec
+from nclab.reproduce.registry import Variant
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -251,3 +253,23 @@ def test_numbers_are_formatted_to_a_few_significant_digits():
     assert et.fmt_mean_std(1.0, 0.0) == "1 ± 0"
     assert et.fmt_mean_std("type-I", None) == "type-I"
     assert et.fmt_num(1.5e-14) == "1.5e-14" and et.fmt_num(2.5e7) == "2.5e7"
+
+
+def test_a_variant_has_rows_of_its_own_below_the_claims_ladder(demo, tmp_path):
+    """A claim's variant ("with the paper's ..."): a row per scale it runs at, its values and
+    verdict from its own records, or "not run" with the command that runs the variants."""
+    label = "two epochs more"
+    claim = replace(CLAIM, variants=(Variant(label, {"main": {"train.epochs": 4}}, ("medium",)),))
+    write_record(tmp_path, "m", [0.95, 0.97, 0.99], "2026-12-02T11:00:00Z")
+    text = render(DOC, tmp_path, claims=[claim])
+    row = rows_of(text)[f"medium, with {label}"]
+    assert row[1:3] == ["`m`", "—"] and row[6] == "not run (not yet in the ledger)"
+    assert "to run: `nclab reproduce test/acc --scale medium --variants --record`" in text
+    write_record(tmp_path, "m", [0.5, 0.97, 0.6], "2026-12-03T11:00:00Z", {"train.epochs": 4})
+    text = render(DOC, tmp_path, claims=[claim])
+    rows = rows_of(text)
+    assert rows["medium"][6] == "reproduced"  # the claim's own run, not the variant's
+    row = rows[f"medium, with {label}"]
+    assert row[2:4] == ["3", "0.69 ± 0.2"]  # population std 0.202
+    assert row[6] == "partial (accuracy-is-high fails 2/3 seeds)" and row[7] == "2026-12-03"
+    assert f"with {label}: partial at medium size (accuracy-is-high fails 2/3 seeds)" in text
