@@ -132,6 +132,28 @@ def test_unfinished_or_foreign_directories_are_refused(tmp_path, capsys):
     assert code == 2 and "has not finished" in err
 
 
+def test_a_ledger_that_is_read_must_exist(tmp_path, capsys, monkeypatch):
+    """A mistyped --ledger (or $NCLAB_EVIDENCE) is an error where the ledger is read, not an
+    empty ledger judged or listed without a word; recording creates it."""
+    gone = tmp_path / "no-such-ledger"
+    for args in (
+        ["reproduce", "--from-ledger", "--ledger", str(gone), "--out", str(tmp_path / "o")],
+        ["reproduce", "sukenik/ufm-ce", "--ledger", str(gone), "--out", str(tmp_path / "o")],
+        ["evidence", "list", "--ledger", str(gone)],
+        ["evidence", "list", "--benchmarks", "--ledger", str(gone)],
+        ["evidence", "compact", "--ledger", str(gone)],
+        ["evidence", "prune", "--ledger", str(gone)],
+    ):
+        code, _, err = cli(args, capsys)
+        assert code == 2 and f"no ledger at {gone}" in " ".join(err.split()), args
+    monkeypatch.setenv("NCLAB_EVIDENCE", str(gone))
+    code, _, err = cli(["reproduce", "--from-ledger", "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and "no ledger at" in err
+    code, _, err = cli(["reproduce", "--from-ledger", "--no-ledger"], capsys)
+    assert code == 2 and "cannot go with --no-ledger" in err
+    assert not gone.exists() and not (tmp_path / "o").exists()  # nothing written, nothing run
+
+
 def test_recompact_rewrites_old_records_under_the_name_a_new_add_gives(demo_run, tmp_path):
     """A record written before compact dropped a seed's zero spread is rewritten under the name a
     fresh add gives; adding the run again then writes nothing new, and the rest is unchanged."""

@@ -90,9 +90,10 @@ def list_(
     json: bool = JSON_OPT,
 ) -> None:
     """List the recorded runs: experiment, preset, overrides, seeds, commit, device, wall time."""
-    from ..evidence import Ledger
+    from ..evidence import Ledger, existing_root
     from ..tables import metrics_table
 
+    ledger = existing_root(ledger)
     if benchmarks:
         _list_benchmarks(ledger, json)
         return
@@ -168,9 +169,9 @@ def compact_(ledger: Path = LEDGER_OPT, json: bool = JSON_OPT) -> None:
     """Rewrite records made by an older nclab without what the ledger no longer keeps (a seed's
     all-zero spreads), under the names a fresh add would give them; the numbers claims and
     tables read are unchanged."""
-    from ..evidence import Ledger
+    from ..evidence import Ledger, existing_root
 
-    moved = Ledger(ledger).recompact()
+    moved = Ledger(existing_root(ledger)).recompact()
     if json:
         emit_json([{"was": str(a), "now": str(b)} for a, b in moved])
     else:
@@ -187,9 +188,9 @@ def prune(
 ) -> None:
     """Remove the stale records: runs of a preset that has changed since (they judge nothing;
     a committed ledger keeps them in its git history)."""
-    from ..evidence import Ledger
+    from ..evidence import Ledger, existing_root
 
-    gone = Ledger(ledger).prune(dry_run=dry_run)
+    gone = Ledger(existing_root(ledger)).prune(dry_run=dry_run)
     if json:
         emit_json([str(r.path) for r in gone])
         return

@@ -142,7 +142,7 @@ def reproduce(
 
     Length: the verb's options, one a line, and the choice between running and the ledger."""
     from ..errors import ConfigError
-    from ..evidence import default_root
+    from ..evidence import default_root, existing_root
     from ..reproduce.registry import SCALES, select
 
     claims = select(ids or [])
@@ -154,7 +154,13 @@ def reproduce(
     mode = scale or ("quick" if quick else "full")
     if mode not in SCALES:
         raise ConfigError(f"--scale must be one of {', '.join(SCALES)}, got {mode!r}")
+    if from_ledger and no_ledger:
+        raise ConfigError(
+            "--from-ledger judges the ledger's records: it cannot go with --no-ledger"
+        )
     book = None if no_ledger else (ledger or default_root())
+    if from_ledger or (ledger is not None and not record):  # read, not written: it must exist
+        book = existing_root(book)
     if from_ledger:
         out = out or Path("runs") / "reproduce-ledger"
         results = runner.from_ledger(ids or [], out=out, ledger=book)

@@ -2,7 +2,7 @@
 (:mod:`.ledger`), committed beside the code, and where the runs still going stand
 (:mod:`.progress`)."""
 
-from .ledger import Ledger, Record, compact, default_root, record_of
+from .ledger import Ledger, Record, compact, default_root, existing_root, record_of
 from .progress import progress_of, progress_words, record_running, running
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "Record",
     "compact",
     "default_root",
+    "existing_root",
     "progress_of",
     "progress_words",
     "record_of",

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import NclabError, RunError
+from ..errors import ConfigError, NclabError, RunError
 from ..experiments.catalog import get_experiment
 from ..experiments.protocol import UNITS
 from ..provenance import PROVENANCE, SOURCE, now
@@ -45,6 +45,20 @@ ENV = "NCLAB_EVIDENCE"
 def default_root() -> Path:
     """The ledger folder: ``$NCLAB_EVIDENCE``, else ``evidence/`` of the source tree."""
     return Path(os.environ.get(ENV) or SOURCE / "evidence")
+
+
+def existing_root(root: str | Path | None = None) -> Path:
+    """The ledger folder ``root`` (default :func:`default_root`) that a verb reads; a
+    ConfigError when it is no folder: a mistyped ``--ledger`` would judge or list an empty ledger
+    without a word."""
+    path = Path(root) if root is not None else default_root()
+    if not path.is_dir():
+        raise ConfigError(
+            f"no ledger at {path}: a ledger is a folder of recorded runs, written by "
+            f"`nclab evidence add RUN_DIR` or `nclab reproduce --record`; --ledger DIR (or "
+            f"${ENV}) names another"
+        )
+    return path
 
 
 def compact(summary: Any, _seed: bool = False) -> Any:
