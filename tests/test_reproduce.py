@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -291,6 +292,22 @@ def run_cli(args, capsys=None):
     except SystemExit as exc:
         code = exc.code or 0
     return code
+
+
+def test_nclab_figures_0_skips_the_figures_and_nothing_else(tmp_path, monkeypatch):
+    """``NCLAB_FIGURES=0``: the run's summary is the same, without figures."""
+    from nclab.reproduce.backends import Job, execute
+
+    over = {"train.epochs": 2, "model.width": 16, "model.depth": 1, "log_every": 1}
+    (drawn,) = execute([Job.make("demo", None, tmp_path / "a", over)], workers=1, progress=False)
+    monkeypatch.setenv("NCLAB_FIGURES", "0")
+    (bare,) = execute([Job.make("demo", None, tmp_path / "b", over)], workers=1, progress=False)
+    assert drawn["figures"] and all(Path(f).is_file() for f in drawn["figures"])
+    assert "figures" not in bare and not list((tmp_path / "b").rglob("*.png"))
+    same = ("seconds", "figures", "versions")
+    assert {k: v for k, v in bare.items() if k not in same} == {
+        k: v for k, v in drawn.items() if k not in same
+    }
 
 
 def test_ray_runs_one_job_like_local(tmp_path):

@@ -95,7 +95,7 @@ def _run_locked(exp, cfg, run: RunDir, preset, record_errors: bool) -> dict[str,
             results = train_units(exp, cfg, run)
             summary = dict(exp.summarize(cfg, results))
             summary.update(seed_summaries(exp, cfg, results))
-            if exp.figures is not None and rank() == 0:
+            if exp.figures is not None and rank() == 0 and figures_wanted():
                 summary["figures"] = [str(p) for p in exp.figures(cfg, run, summary, results)]
         summary.setdefault("seed", cfg.seed)
         if cfg.seeds > 1:
@@ -112,6 +112,16 @@ def _run_locked(exp, cfg, run: RunDir, preset, record_errors: bool) -> dict[str,
     out_summary = run.write_summary(summary, time.perf_counter() - t0)
     run.remove_checkpoint()
     return out_summary
+
+
+#: ``NCLAB_FIGURES=0``: runs write their summaries but draw no figures (a large sweep, a test
+#: that reads summaries only); ``nclab report RUN_DIR`` draws them later from the run directory
+FIGURES_ENV = "NCLAB_FIGURES"
+
+
+def figures_wanted() -> bool:
+    """Whether runs draw their figures: unless ``$NCLAB_FIGURES`` is ``0``."""
+    return os.environ.get(FIGURES_ENV, "1").strip() != "0"
 
 
 LOCK = ".running.lock"  # held (flock) by the process training a run directory
