@@ -45,6 +45,18 @@ def _tiny_run(tmp_path, monkeypatch):
     return done
 
 
+def _interrupted_run(tmp_path, monkeypatch):
+    """(the finished 2-seed run, a copy of it interrupted after seed-0 finished)."""
+    import shutil
+
+    done = _tiny_run(tmp_path, monkeypatch)
+    going = tmp_path / "going"
+    shutil.copytree(done, going)
+    (going / "summary.json").unlink()
+    (going / "units" / "seed-1" / "summary.json").unlink()
+    return done, going
+
+
 def test_the_runner_writes_provenance(demo_run):
     prov = json.loads((demo_run / "provenance.json").read_text())
     assert {"command", "commit", "dirty", "versions", "device", "started"} <= set(prov)
@@ -211,16 +223,10 @@ def test_a_run_still_going_is_shown_where_it_stands_until_recorded(
     """An interrupted run (one seed unit finished, the other not): ``evidence add --running``
     writes where it stands, the judge shows the scale as running with it, and recording the
     finished run removes it."""
-    import shutil
-
     from nclab.evidence import progress_words, running
     from nclab.reproduce import Check, Claim, RunSpec, registry, runner
 
-    done = _tiny_run(tmp_path, monkeypatch)
-    going = tmp_path / "going"
-    shutil.copytree(done, going)
-    (going / "summary.json").unlink()
-    (going / "units" / "seed-1" / "summary.json").unlink()
+    done, going = _interrupted_run(tmp_path, monkeypatch)
     led = tmp_path / "ledger"
     code, out, err = cli(["evidence", "add", "--running", str(going), "--ledger", str(led)], capsys)
     assert code == 0, err
@@ -313,3 +319,41 @@ def test_a_record_without_what_a_check_reads_judges_nothing(tmp_path, monkeypatc
     quick = res.scales["quick"]
     assert quick["verdict"] == "not run" and "predates derived.new_key" in quick["reason"]
     assert res.verdict.startswith("not run: the record") and "re-run it" in res.headline
+
+
+def test_a_lost_run_directory_comes_back_with_its_finished_units(tmp_path, capsys, monkeypatch):
+    """The running entry keeps the finished units (config, summary, metrics): a machine that
+    lost the run directory restores it (``evidence restore``), the resume trains only the unit
+    that had not finished, and the finished run is the one an uninterrupted run records."""
+    import shutil
+
+    done, going = _interrupted_run(tmp_path, monkeypatch)
+    led = tmp_path / "ledger"
+    assert cli(["evidence", "add", "--running", str(going), "--ledger", str(led)], capsys)[0] == 0
+    kept = (going / "units" / "seed-0" / "summary.json").read_text()
+    shutil.rmtree(going)  # the machine is gone
+    code, out, err = cli(["evidence", "restore", "demo/tiny-s2", "--ledger", str(led)], capsys)
+    assert code == 0, err
+    assert "1/2 units restored (seed-0)" in " ".join(out.split())
+    assert json.loads((going / "units" / "seed-0" / "summary.json").read_text()) == json.loads(kept)
+    assert (going / "units" / "seed-0" / "metrics.jsonl").read_text() == (
+        done / "units" / "seed-0" / "metrics.jsonl"
+    ).read_text()
+    assert not (going / "units" / "seed-1").exists()
+    assert (going / "config.toml").read_text() == (done / "config.toml").read_text()
+    # a second restore would overwrite the run: refused; an unknown entry names those there
+    code, _, err = cli(["evidence", "restore", "demo/tiny-s2", "--ledger", str(led)], capsys)
+    assert code == 2 and "is not empty" in err
+    code, _, err = cli(["evidence", "restore", "demo/other-s2", "--ledger", str(led)], capsys)
+    assert code == 2 and "there are: demo/tiny-s2" in err
+    # the resume trains seed-1 only (seed-0's restored summary is read, not retrained)
+    stamp = (going / "units" / "seed-0" / "summary.json").stat().st_mtime_ns
+    code, _, err = cli(["run", "--resume", str(going)], capsys)
+    assert code == 0, err
+    assert (going / "units" / "seed-0" / "summary.json").stat().st_mtime_ns == stamp
+    ours, ref = (json.loads((d / "summary.json").read_text()) for d in (going, done))
+    assert ours["seeds"] == [0, 1] and ours["per_seed"][0] == ref["per_seed"][0]
+    # seed-1 trained afresh (in a process of its own threads: equal up to CPU kernels)
+    assert ours["per_seed"][1]["test_acc"] == pytest.approx(ref["per_seed"][1]["test_acc"], abs=0.1)
+    Ledger(led).add(going)
+    assert not list((led / "running").glob("*/*.json"))

@@ -1,5 +1,5 @@
-"""``nclab evidence add RUN_DIR...``, ``nclab evidence bench SCRIPT``, ``nclab evidence list``,
-``nclab evidence compact`` and ``nclab evidence prune``: the ledger of recorded runs
+"""``nclab evidence add RUN_DIR...``, ``nclab evidence restore ENTRY``, ``nclab evidence bench
+SCRIPT``, ``nclab evidence list``, ``nclab evidence compact`` and ``nclab evidence prune``: the ledger of recorded runs
 (:mod:`nclab.evidence`)."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import typer
 from ._app import JSON_OPT, app, console, emit_json
 
 evidence_app = typer.Typer(
-    help="The ledger of recorded runs (evidence/): add finished run directories, record a "
-    "benchmark, list, compact, prune.",
+    help="The ledger of recorded runs (evidence/): add finished run directories (or where a "
+    "run still going stands), restore a lost run directory from that, record a benchmark, "
+    "list, compact, prune.",
     no_args_is_help=True,
 )
 app.add_typer(evidence_app, name="evidence")
@@ -51,6 +52,37 @@ def add(
     else:
         for d, p in zip(run_dirs, paths, strict=True):
             console().print(f"{d} -> {p}")
+
+
+@evidence_app.command("restore")
+def restore(
+    entry: str = typer.Argument(
+        ...,
+        help="A running entry: its group under the ledger's running/ (fc-transformer/a4-lm-s3) "
+        "or its file.",
+    ),
+    into: Path = typer.Option(
+        None, "--into", help="Where to write the run directory (default: where it was)."
+    ),
+    ledger: Path = LEDGER_OPT,
+    json: bool = JSON_OPT,
+) -> None:
+    """Write back the run directory of a run still going whose directory was lost (a fresh
+    machine): its config, provenance and the units that had finished, kept in the running
+    entry; resuming it then trains only the other units."""
+    from ..evidence import Ledger, existing_root, restore_running, running_entry
+
+    _, data = running_entry(Ledger(existing_root(ledger)), entry)
+    target = restore_running(data, into)
+    done = sorted(data["done"])
+    resume = f"nclab run --resume {target} && nclab evidence add {target}"
+    if json:
+        emit_json({"run_dir": str(target), "finished": done, "resume": resume})
+        return
+    console().print(
+        f"{target}: {len(done)}/{data['units']} units restored ({', '.join(done) or 'none'}); "
+        f"the others start again. Resume: {resume}"
+    )
 
 
 @evidence_app.command(

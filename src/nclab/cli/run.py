@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ..errors import ConfigError
+from ..errors import ConfigError, RunError
 from ._app import JSON_OPT, app, console, emit_json
 
 
@@ -70,6 +70,11 @@ def run_cmd(
     from ..experiments import get_experiment, resume_run, run_experiment
 
     if resume is not None:
+        if not resume.is_dir():
+            raise RunError(
+                f"run directory not found: {resume} (a run the ledger shows as running whose "
+                "directory was lost: nclab evidence restore <experiment>/<group> writes it back)"
+            )
         summary = resume_run(resume)
         out_dir = resume
     else:

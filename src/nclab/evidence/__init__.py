@@ -3,7 +3,14 @@
 (:mod:`.progress`)."""
 
 from .ledger import Ledger, Record, compact, default_root, existing_root, record_of
-from .progress import progress_of, progress_words, record_running, running
+from .progress import (
+    progress_of,
+    progress_words,
+    record_running,
+    restore_running,
+    running,
+    running_entry,
+)
 
 __all__ = [
     "Ledger",
@@ -15,5 +22,7 @@ __all__ = [
     "progress_words",
     "record_of",
     "record_running",
+    "restore_running",
     "running",
+    "running_entry",
 ]

@@ -9,6 +9,13 @@ epoch or step each unfinished unit logged (and of how many epochs), when it was 
 its provenance and the commands that resume it and record it once finished. The reports show it
 at that scale ("running: 1/3 units finished, seed-1 at epoch 40 of 100, as of ..."), and
 recording the finished run removes it.
+
+The entry also keeps what a lost run directory cannot give back: the run's ``config.toml`` and
+``provenance.json`` and, for each finished unit, its config, summary and metrics log (a few KB;
+no checkpoint). A machine that loses the run directory (a fresh machine, a wiped disk) then loses
+only the unfinished units' progress: ``nclab evidence restore <experiment>/<group>`` (or
+:func:`restore_running`) writes the directory back with its finished units, and the same resume
+command trains the others.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from typing import Any
 from ..errors import RunError
 from ..experiments.catalog import get_experiment
 from ..provenance import PROVENANCE
-from ..runs import RunDir
+from ..runs import CONFIG, METRICS, SUMMARY, RunDir, dumps
 from .ledger import RUNNING, Ledger, group_key, overrides_of
 
 
@@ -59,7 +66,21 @@ def progress_of(run_dir: str | Path) -> dict[str, Any]:
         "updated": _updated(run.path),
         "run_dir": str(run.path.resolve()),
         "resume": _resume(run.path.resolve()),
-        "provenance": {k: prov.get(k) for k in ("commit", "dirty", "started", "device")},
+        "provenance": prov,
+        "config_toml": (run.path / CONFIG).read_text(),
+        "done": {key: _kept(run.path, where[key].path) for key in done},
+    }
+
+
+def _kept(root: Path, unit: Path) -> dict[str, Any]:
+    """What :func:`restore_running` needs of a finished unit: where it lies in the run, its
+    config (as written), summary and metrics log."""
+    d = RunDir(unit, create=False)
+    return {
+        "path": unit.relative_to(root).as_posix(),
+        "config_toml": (unit / CONFIG).read_text(),
+        "summary": d.read_summary(),
+        "metrics": d.read_metrics(),
     }
 
 
@@ -123,7 +144,7 @@ def record_running(ledger: Ledger, run_dir: str | Path) -> Path:
     group = group_key(entry["experiment"], entry["preset"], entry["overrides"], len(entry["seeds"]))
     path = ledger.root / RUNNING / f"{group}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(entry, indent=1) + "\n")
+    path.write_text(dumps(entry, indent=1) + "\n")
     return path
 
 
@@ -140,3 +161,44 @@ def running(
         if same and dict(entry["overrides"]) == want:
             found.append(entry)
     return max(found, key=lambda e: len(e["seeds"]), default=None)
+
+
+def running_entry(ledger: Ledger, name: str | Path) -> tuple[Path, dict[str, Any]]:
+    """The running entry ``name``: a file, or its group under the ledger's ``running/``
+    (``fc-transformer/a4-lm-s3``, as ``nclab evidence list --running`` shows it)."""
+    path = Path(name)
+    if not path.is_file():
+        path = ledger.root / RUNNING / f"{str(name).removesuffix('.json')}.json"
+    if not path.is_file():
+        have = sorted(
+            p.relative_to(ledger.root / RUNNING).with_suffix("").as_posix()
+            for p in (ledger.root / RUNNING).glob("*/*.json")
+        )
+        raise RunError(
+            f"no running entry {name} in {ledger.root}; there are: {', '.join(have) or 'none'}"
+        )
+    return path, json.loads(path.read_text())
+
+
+def restore_running(entry: dict[str, Any], into: str | Path | None = None) -> Path:
+    """Write the run directory of a running entry back (to ``into``, default where it was):
+    its config, provenance and finished units, so that ``nclab run --resume`` trains only the
+    units that had not finished. Refuses a directory that holds anything."""
+    if "config_toml" not in entry:
+        raise RunError(
+            "this running entry was written before nclab kept finished units in it: start the "
+            "run again (its finished units are lost with its directory)"
+        )
+    target = Path(into if into is not None else entry["run_dir"])
+    if target.exists() and any(target.iterdir()):
+        raise RunError(f"{target} is not empty: resume it with nclab run --resume {target}")
+    target.mkdir(parents=True, exist_ok=True)
+    (target / CONFIG).write_text(entry["config_toml"])
+    (target / PROVENANCE).write_text(json.dumps(entry["provenance"], indent=2) + "\n")
+    for unit in entry["done"].values():
+        ud = target / unit["path"]
+        ud.mkdir(parents=True, exist_ok=True)
+        (ud / CONFIG).write_text(unit["config_toml"])
+        (ud / METRICS).write_text("".join(dumps(row) + "\n" for row in unit["metrics"]))
+        (ud / SUMMARY).write_text(dumps(unit["summary"], indent=1) + "\n")
+    return target
