@@ -362,8 +362,16 @@ def test_one_worker_runs_its_jobs_with_the_threads_asked(tmp_path, monkeypatch):
     job = backends.Job.make("demo", None, tmp_path / "a", {}, 2)
     backends.execute([job], workers=1, threads=1, progress=False)
     backends.execute([job], workers=2, threads=1, progress=False)
+    backends.execute([job], workers=1, threads=2, progress=False)  # one long run alone
     assert seen[0] == (1, 1, 1)
     assert seen[1][1:] == (None, 2)
+    assert seen[2] == (2, 2, 1)
+    with pytest.raises(ConfigError, match="threads must be >= 0"):
+        backends.execute([job], workers=1, threads=-1, progress=False)
+    # nclab reproduce --threads reaches the runs
+    args = ["reproduce", "tirer-bruna/fig2-*", "--workers", "1", "--threads", "2", "--no-ledger"]
+    assert run_cli([*args, "--out", str(tmp_path / "r")]) == 0
+    assert {t for t, _, _ in seen[3:]} == {2} and len(seen) > 3
 
 
 @pytest.mark.slow

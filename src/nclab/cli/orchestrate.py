@@ -103,6 +103,12 @@ def reproduce(
     ),
     backend: str = BACKEND_OPT,
     workers: int = WORKERS_OPT,
+    threads: int = typer.Option(
+        1,
+        "--threads",
+        help="Torch threads of each run (default 1: runs side by side on the cores; 0: torch's "
+        "default). One long run alone on the machine: --workers 1 --threads <cores>.",
+    ),
     address: str = ADDRESS_OPT,
     record: bool = typer.Option(
         False, "--record", help="Record the finished runs into the ledger (evidence/)."
@@ -173,6 +179,7 @@ def reproduce(
             seeds=seeds,
             backend=backend,
             workers=workers,
+            threads=threads,
             address=address,
             ledger=book,
             record=record,

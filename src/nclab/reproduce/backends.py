@@ -149,6 +149,8 @@ def execute(
     workers = workers or default_workers()
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
+    if threads < 0:
+        raise ConfigError(f"threads must be >= 0 (0: torch's default), got {threads}")
     results: list[dict[str, Any] | None] = [None] * len(jobs)
     todo = []
     for i, job in enumerate(jobs):

@@ -41,6 +41,7 @@ def reproduce(
     address: str | None = None,
     progress: bool = True,
     ledger: str | Path | None = None,
+    threads: int = 1,
     record: bool = False,
     allow_dirty: bool = False,
     variants: bool = False,
@@ -48,7 +49,8 @@ def reproduce(
     """Run the ``mode`` runs of the claims matching ``patterns`` (all when empty), judge every
     scale (``mode`` on these runs, the others on the ``ledger``'s records; None: no ledger) and
     write the reports into ``out``. ``record`` adds the finished runs to the ledger first.
-    ``variants`` also runs the claims' variants at ``mode`` (:class:`~.registry.Variant`)."""
+    ``variants`` also runs the claims' variants at ``mode`` (:class:`~.registry.Variant`);
+    ``threads``: each run's torch threads (0: torch's default)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if record and ledger is None:
@@ -68,6 +70,7 @@ def reproduce(
         jobs,
         backend=backend,
         workers=workers,
+        threads=threads,
         address=address,
         progress=progress,
         description="reproduce",
