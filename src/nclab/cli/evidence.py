@@ -72,7 +72,7 @@ def restore(
     entry; resuming it then trains only the other units."""
     from ..evidence import Ledger, existing_root, restore_running, running_entry
 
-    _, data = running_entry(Ledger(existing_root(ledger)), entry)
+    data = running_entry(Ledger(existing_root(ledger)), entry)
     target = restore_running(data, into)
     done = sorted(data["done"])
     resume = f"nclab run --resume {target} && nclab evidence add {target}"

@@ -163,9 +163,9 @@ def running(
     return max(found, key=lambda e: len(e["seeds"]), default=None)
 
 
-def running_entry(ledger: Ledger, name: str | Path) -> tuple[Path, dict[str, Any]]:
+def running_entry(ledger: Ledger, name: str | Path) -> dict[str, Any]:
     """The running entry ``name``: a file, or its group under the ledger's ``running/``
-    (``fc-transformer/a4-lm-s3``, as ``nclab evidence list --running`` shows it)."""
+    (``fc-transformer/a4-lm-s3``: the file's path there without ``.json``)."""
     path = Path(name)
     if not path.is_file():
         path = ledger.root / RUNNING / f"{str(name).removesuffix('.json')}.json"
@@ -177,7 +177,7 @@ def running_entry(ledger: Ledger, name: str | Path) -> tuple[Path, dict[str, Any
         raise RunError(
             f"no running entry {name} in {ledger.root}; there are: {', '.join(have) or 'none'}"
         )
-    return path, json.loads(path.read_text())
+    return json.loads(path.read_text())
 
 
 def restore_running(entry: dict[str, Any], into: str | Path | None = None) -> Path:
