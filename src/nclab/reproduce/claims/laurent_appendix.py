@@ -93,10 +93,11 @@ def _a3(freq: str, fig: str) -> Claim:
         ],
         quick_seconds=85,
         medium_seconds=3900,  # a3-*-large: 1214-1344 s a seed on one core (measured, uniform)
-        # 3 seeds of 15 000 steps at 0.34 s a step, alone with two threads (measured on the
-        # same network in the full a4-lm run, 2026-12-03; one thread beside another run: 1.17 s
-        # a step, 500 steps in 9.7 min of the full a3-uniform run)
-        full_seconds=15_300,
+        # the estimates are on one core as reproduce schedules runs (two side by side): 3 seeds
+        # of 15 000 steps at 1.17 s a step on one thread beside another run (the full a3-uniform
+        # run, 2026-12-03: 500 steps in 9.7 min). Alone with --threads 2 the same network takes
+        # 0.34 s a step (measured in the full a4-lm run): ~1.4 h a seed
+        full_seconds=53_000,
         variants=[_paper_optimiser(f"a3-{freq}")],
         note="faithful: 15 000 AdamW steps of a width-512 GPT-2 on 100 x 16 tokens: ~1.4 h a "
         "seed alone on 2 threads (0.34 s a step, measured on A.4's network), ~4.9 h on one "
@@ -141,10 +142,10 @@ CLAIMS: list[Claim] = [
         # a4-lm-large, 3 seeds of 7500 steps: 1500 steps took 33 min at about half a core
         # (measured 2026-12-02, four processes on the two cores), 0.59 s a step on one core
         medium_seconds=13_400,
-        # 3 seeds of 10 000 steps at 0.34 s a step alone with two threads (the full run,
-        # 2026-12-03: steps 1000-2000 in 340 s, measurement included; one thread beside another
-        # run: 1.14 s a step)
-        full_seconds=10_500,
+        # one core as reproduce schedules runs: 3 seeds of 10 000 steps at 1.14 s a step on one
+        # thread beside another run (2026-12-03: 500 steps in 9.4-9.5 min). Alone with
+        # --threads 2: 0.34 s a step, seed units of 3176-3240 s (the recorded full run)
+        full_seconds=34_500,
     ),
     Claim(
         id="feature-collapse/a5-cfg-depth4",
