@@ -12,7 +12,7 @@ repository's ledger).
 SPEC is one of (words split as by a shell, so quote what holds spaces)::
 
     claim PATTERN [PATTERN ...] [value=LABEL ...]
-    run EXPERIMENT/PRESET [value=PATH ...] [each=PATH]
+    run EXPERIMENT/PRESET ... [value=PATH ...] [each=PATH]   (patterns of one experiment)
     bench NAME [label=GLOB ...] [rows=A,B,...] value=PATH ...
 
 ``claim``: for every claim whose id matches a glob PATTERN (sorted by id), its headline and a
@@ -105,7 +105,7 @@ class Spec:
 
 
 def parse_spec(text: str) -> Spec:
-    """``claim PATTERN ... [value=...]``, ``run EXPERIMENT/PRESET [value=...] [each=...]`` or
+    """``claim PATTERN ... [value=...]``, ``run EXPERIMENT/PRESET ... [value=...] [each=...]`` or
     ``bench NAME [label=...] [rows=...] value=...``."""
     try:
         words = shlex.split(text)
@@ -131,8 +131,10 @@ def parse_spec(text: str) -> Spec:
             patterns.append(w)
     if not patterns:
         raise SpecError(f"{text!r}: name a claim pattern, an experiment/preset or a benchmark")
-    if kind == "run" and (len(patterns) != 1 or "/" not in patterns[0]):
-        raise SpecError(f"{text!r}: a run block names one EXPERIMENT/PRESET")
+    if kind == "run" and (
+        any("/" not in p for p in patterns) or len({p.partition("/")[0] for p in patterns}) != 1
+    ):
+        raise SpecError(f"{text!r}: a run block names EXPERIMENT/PRESET patterns of one experiment")
     if kind == "bench" and (len(patterns) != 1 or not values):
         raise SpecError(f"{text!r}: a bench block names one benchmark and its value= paths")
     return Spec(kind, tuple(patterns), tuple(values), each, tuple(labels), tuple(rows))
@@ -433,11 +435,15 @@ def _entries(summary: Mapping[str, Any], path: str) -> list[tuple[str, Callable[
 def run_block(spec: Spec, ledger) -> list[str]:
     from nclab.experiments.catalog import get_experiment
 
-    experiment, _, pattern = spec.patterns[0].partition("/")
+    experiment = spec.patterns[0].partition("/")[0]
     exp = get_experiment(experiment)
-    presets = sorted(p for p in exp.presets if fnmatch.fnmatchcase(p, pattern))
-    if not presets:
-        raise SpecError(f"{experiment} has no preset matching {pattern!r}")
+    found: set[str] = set()
+    for pattern in (p.partition("/")[2] for p in spec.patterns):
+        hits = {p for p in exp.presets if fnmatch.fnmatchcase(p, pattern)}
+        if not hits:
+            raise SpecError(f"{experiment} has no preset matching {pattern!r}")
+        found |= hits
+    presets = sorted(found)
     notes = Footnotes()
     out: list[str] = []
     rows = []

@@ -243,8 +243,11 @@ def test_malformed_blocks_are_errors():
         et.blocks("<!-- evidence: claim x -->\n\n<!-- evidence: claim y -->\n<!-- /evidence -->")
     with pytest.raises(et.SpecError, match="starts with 'claim', 'run' or 'bench'"):
         et.parse_spec("table x")
-    with pytest.raises(et.SpecError, match="one EXPERIMENT/PRESET"):
+    with pytest.raises(et.SpecError, match="EXPERIMENT/PRESET patterns of one experiment"):
         et.parse_spec("run demo")
+    with pytest.raises(et.SpecError, match="EXPERIMENT/PRESET patterns of one experiment"):
+        et.parse_spec("run demo/a ufm/b")
+    assert et.parse_spec("run demo/a 'demo/b*'").patterns == ("demo/a", "demo/b*")
     assert et.parse_spec("claim 'a/*' b value='x y'") == et.Spec("claim", ("a/*", "b"), ("x y",))
 
 
