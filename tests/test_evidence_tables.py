@@ -193,6 +193,16 @@ def test_the_output_is_deterministic_and_the_judge_takes_the_most_seeds(demo, tm
     assert rows_of(first)["quick"][2] == "3"
 
 
+def test_a_run_block_with_several_patterns_sets_their_presets_side_by_side(demo, tmp_path):
+    write_record(tmp_path, "q", [1.0, 0.9], "2026-12-01T10:00:00Z")
+    write_record(tmp_path, "f", [0.7, 0.8], "2026-12-02T10:00:00Z")
+    doc = "<!-- evidence: run demo/q demo/f value=test_acc -->\n<!-- /evidence -->\n"
+    rows = [ln.split(" | ")[0] for ln in render(doc, tmp_path).splitlines() if ln.startswith("| `")]
+    assert rows == ["| `f`", "| `q`"]  # both patterns' presets, sorted; not `m`
+    with pytest.raises(et.SpecError, match="no preset matching 'zzz'"):
+        render("<!-- evidence: run demo/q demo/zzz -->\n<!-- /evidence -->\n", tmp_path)
+
+
 def test_run_blocks_list_records_with_overrides_and_tables_per_entry(demo, tmp_path):
     write_record(tmp_path, "q", [1.0, 0.95, 0.97], "2026-12-01T10:00:00Z")
     write_record(tmp_path, "q", [0.8], "2026-12-02T10:00:00Z", overrides={"train.lr": 0.5})
