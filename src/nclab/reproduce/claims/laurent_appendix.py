@@ -96,12 +96,13 @@ def _a3(freq: str, fig: str) -> Claim:
         # the estimates are on one core as reproduce schedules runs (two side by side): 3 seeds
         # of 15 000 steps at 1.17 s a step on one thread beside another run (the full a3-uniform
         # run, 2026-12-03: 500 steps in 9.7 min). Alone with --threads 2 the recorded full
-        # a3-uniform run took 3851-4482 s a seed (0.26-0.30 s a step, measurement included)
+        # a3-uniform run took 3851-4482 s a seed (0.26-0.30 s a step, measurement included), the
+        # full a3-zipf run 4162 and 4312 s for its seeds alone (5065 s for one that shared the CPU)
         full_seconds=53_000,
         variants=[_paper_optimiser(f"a3-{freq}")],
         note="faithful: 15 000 AdamW steps of a width-512 GPT-2 on 100 x 16 tokens: 64-75 min a "
-        "seed alone on 2 threads (the recorded full a3-uniform run), ~4.9 h on one thread "
-        "beside another run (1.17 s a step, measured; see docs/feature-collapse.md)",
+        "seed alone on 2 threads (the recorded full a3-uniform and a3-zipf runs), ~4.9 h on one "
+        "thread beside another run (1.17 s a step, measured; see docs/feature-collapse.md)",
     )
 
 
