@@ -66,6 +66,15 @@ def test_the_runner_writes_provenance(demo_run):
     assert (prov["commit"], prov["dirty"]) == (commit, dirty)
 
 
+def test_outside_a_checkout_the_commit_is_the_one_the_environment_names(tmp_path, monkeypatch):
+    """A copy of the tree without its .git (sent to a GPU host) names its commit by
+    $NCLAB_SOURCE_COMMIT; whether it is dirty stays unknown (None), never 'clean'."""
+    monkeypatch.delenv("NCLAB_SOURCE_COMMIT", raising=False)
+    assert git_state(tmp_path) == (None, None)
+    monkeypatch.setenv("NCLAB_SOURCE_COMMIT", "8de2ff4")
+    assert git_state(tmp_path) == ("8de2ff4", None)
+
+
 def test_a_record_holds_summary_config_and_provenance(demo_run):
     _clean(demo_run)
     rec = record_of(demo_run)

@@ -36,14 +36,17 @@ NOT_CODE = ("evidence", "runs")
 
 
 def git_state(root: Path = SOURCE) -> tuple[str | None, bool | None]:
-    """(the commit ``root`` is checked out at, whether tracked files differ from it), or
-    (None, None) outside a git checkout. Changes under :data:`NOT_CODE` do not count."""
+    """(the commit ``root`` is checked out at, whether tracked files differ from it). Changes
+    under :data:`NOT_CODE` do not count. Outside a git checkout (or without git): the commit
+    ``$NCLAB_SOURCE_COMMIT`` names, else None, and None for the tree's state, which nothing
+    checked: a copy of a checkout sent without its ``.git`` to another machine (a GPU host)
+    names its commit so."""
     try:
         commit = _git(root, "rev-parse", "HEAD")
         excluded = [f":(exclude){p}" for p in NOT_CODE]
         status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", *excluded)
     except (OSError, subprocess.CalledProcessError):
-        return None, None
+        return os.environ.get("NCLAB_SOURCE_COMMIT") or None, None
     return commit, bool(status)
 
 
