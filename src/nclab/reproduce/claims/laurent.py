@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...experiments.feature_collapse.presets import PAPER as REPORTED
+from ...experiments.feature_collapse.presets import PRESETS
 from ..checks import Check, Equals, Ratio
 from ..registry import Claim, RunSpec
 
@@ -36,11 +37,11 @@ def _percent(fraction: float) -> str:
 
 
 def _run(preset: str) -> dict[str, RunSpec]:
-    """The one run of a claim: ``<preset>-quick``, ``<preset>-medium`` where the full run is GPU
-    work (the no-weight-decay presets: 5 M iterations, about 14 h a seed on one CPU core),
-    ``preset``."""
+    """The one run of a claim: ``<preset>-quick``, ``<preset>-medium`` where it exists (the full
+    run is GPU work, as the no-weight-decay presets' 5 M iterations, about 14 h a seed on one CPU
+    core, or more than an hour of CPU for 3 seeds), ``preset``."""
     no_wd = preset.startswith("no-wd-")
-    medium = f"{preset}-medium" if no_wd else None
+    medium = f"{preset}-medium" if f"{preset}-medium" in PRESETS else None
     return {
         "main": RunSpec(
             EXP, quick=f"{preset}-quick", medium=medium, full=preset, full_needs_gpu=no_wd
@@ -290,6 +291,7 @@ CLAIMS: list[Claim] = [
             _theorem("mean u norm", "u_norm_mean", 3, 0.10, "u-norm-thm3"),
         ],
         quick_seconds=5,
+        medium_seconds=2200,  # fig3-ln-medium: 400 epochs at ~1.8 s, 3 seeds (estimated)
         full_seconds=4000,  # measured 2026-12-02: about 1.1 s an epoch of 50 steps (h*, LayerNorm) on one core, 3 seeds of 1200 epochs
     ),
     Claim(
@@ -329,6 +331,8 @@ CLAIMS: list[Claim] = [
             _h_acc_paper(_FIG4B_ACC, "Fig. 4b"),
         ],
         quick_seconds=70,  # fig4b-quick (L-BFGS) + fig4c-quick (SGD, 38 s under load)
+        # fig4b-medium (recorded: 621-1523 s a seed) + fig4c-medium (170 epochs at ~0.85 s)
+        medium_seconds=3600,
         full_seconds=5300,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
     ),
     Claim(
@@ -413,6 +417,7 @@ CLAIMS: list[Claim] = [
         paper_values=_reported("learnable-ln", {"collapse": "collapse_type"}),
         checks=[_acc(), _collapse("main", "type-II")],
         quick_seconds=5,
+        medium_seconds=1800,  # learnable-ln-medium: 170 of the 500 epochs, 3 seeds (estimated)
         # recorded: 1291, 2064, 1700 s a seed (2026-12-02), beside another run, both at two torch
         # threads on two cores (fixed since: --workers 1 ran at torch's default): an upper figure
         full_seconds=4000,

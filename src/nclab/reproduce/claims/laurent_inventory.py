@@ -467,6 +467,7 @@ CLAIMS: list[Claim] = [
             )
         ],
         quick_seconds=130,  # fig4b-quick, 3 seeds (about 40 s each)
+        medium_seconds=3100,  # fig4b-medium, recorded: 621-1523 s a seed
         full_seconds=4500,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
         note="the pairing is written by the feature-collapse summary since issue 26 "
         "(u_vs_sampled_freq): for each class k and position ℓ, the norm of u_{k,ℓ} and the mean "
