@@ -213,7 +213,10 @@ _MEDIUM.update(
 
 #: the claims whose faithful runs on CPU are more than an hour of one core for 3 seeds (recorded
 #: a seed: fig3-ln 1200 epochs in 2132-2643 s, learnable-ln 500 in 1291-2064 s, fig4c 500 in
-#: 420-466 s beside fig4b's 2006-5368 s) get a middle rung at about a third of the epochs (ours)
+#: 420-466 s beside fig4b's 2006-5368 s) get a middle rung at about a third of the epochs (ours).
+#: Recorded 2026-12-04, two seeds side by side on one thread each: fig3-ln-medium 146-157 s a
+#: seed, learnable-ln-medium 78-87 s, fig4c-medium 70-73 s — per epoch 2-5x faster than those full
+#: records, which shared the machine with other runs
 _MEDIUM.update(
     {
         name + "-medium": {**_FAITHFUL[name], "train.epochs": epochs, "log_every": every}

@@ -291,7 +291,7 @@ CLAIMS: list[Claim] = [
             _theorem("mean u norm", "u_norm_mean", 3, 0.10, "u-norm-thm3"),
         ],
         quick_seconds=5,
-        medium_seconds=2200,  # fig3-ln-medium: 400 epochs at ~1.8 s, 3 seeds (estimated)
+        medium_seconds=460,  # fig3-ln-medium: 146-157 s a seed (recorded, 3 seeds)
         full_seconds=4000,  # measured 2026-12-02: about 1.1 s an epoch of 50 steps (h*, LayerNorm) on one core, 3 seeds of 1200 epochs
     ),
     Claim(
@@ -331,8 +331,8 @@ CLAIMS: list[Claim] = [
             _h_acc_paper(_FIG4B_ACC, "Fig. 4b"),
         ],
         quick_seconds=70,  # fig4b-quick (L-BFGS) + fig4c-quick (SGD, 38 s under load)
-        # fig4b-medium (recorded: 621-1523 s a seed) + fig4c-medium (170 epochs at ~0.85 s)
-        medium_seconds=3600,
+        # fig4b-medium (recorded: 621-1523 s a seed) + fig4c-medium (recorded: 70-73 s a seed)
+        medium_seconds=3300,
         full_seconds=5300,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
     ),
     Claim(
@@ -417,7 +417,7 @@ CLAIMS: list[Claim] = [
         paper_values=_reported("learnable-ln", {"collapse": "collapse_type"}),
         checks=[_acc(), _collapse("main", "type-II")],
         quick_seconds=5,
-        medium_seconds=1800,  # learnable-ln-medium: 170 of the 500 epochs, 3 seeds (estimated)
+        medium_seconds=250,  # learnable-ln-medium: 78-87 s a seed (recorded, 3 seeds)
         # recorded: 1291, 2064, 1700 s a seed (2026-12-02), beside another run, both at two torch
         # threads on two cores (fixed since: --workers 1 ran at torch's default): an upper figure
         full_seconds=4000,
