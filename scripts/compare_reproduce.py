@@ -40,6 +40,12 @@ def walk(a: Any, b: Any, path: str, out: list) -> None:
         out.append((path, "diff", (a, b)))
 
 
+def _outcome(claim: dict) -> str:
+    """A claim's outcome (``verdict`` in report.json files written before the outcomes were
+    typed)."""
+    return claim.get("outcome", claim.get("verdict", ""))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("before")
@@ -51,8 +57,9 @@ def main() -> int:
     worst, n, problems = 0.0, 0, []
     for cid in sorted(set(old) & set(new)):
         o, w = old[cid], new[cid]
-        if o["verdict"] != w["verdict"]:
-            problems.append(f"{cid}: verdict {o['verdict']!r} -> {w['verdict']!r}")
+        ov, wv = _outcome(o), _outcome(w)
+        if ov != wv:
+            problems.append(f"{cid}: outcome {ov!r} -> {wv!r}")
         diffs: list = []
         walk(o.get("measured", {}), w.get("measured", {}), "measured", diffs)
         walk(o.get("theory", {}), w.get("theory", {}), "theory", diffs)

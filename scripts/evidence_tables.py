@@ -261,13 +261,17 @@ def pick_labels(claim, globs: Sequence[str]) -> list[str]:
     return [x for x in labels if any(fnmatch.fnmatchcase(x, g) for g in globs)]
 
 
-def not_run_text(claim, scale: str, reason: str, ledger) -> str:
-    from nclab.reproduce.registry import NEEDS_GPU
+def not_run_text(claim, scale: str, sr: Mapping[str, Any], ledger) -> str:
+    from nclab.verdicts import Why
 
-    if reason.startswith("no "):  # no medium preset
-        return f"{NONE} ({reason})"
-    if reason == NEEDS_GPU:
+    why = Why(sr["reasons"][0]["why"]) if sr.get("reasons") else Why.NOT_IN_LEDGER
+    reason = sr.get("reason", "")
+    if why is Why.NO_PRESET:
+        return f"{NONE} (no {scale} preset)"
+    if why is Why.NEEDS_GPU:
         return "not run (needs a GPU)"
+    if why is Why.SAME_RUN:
+        return f"same run as {sr.get('same_as')}"
     stale = any(
         not ledger.find(s.experiment, s.preset(scale), s.set)
         and ledger.find(s.experiment, s.preset(scale), s.set, current=False)
@@ -275,7 +279,7 @@ def not_run_text(claim, scale: str, reason: str, ledger) -> str:
     )
     if stale:
         return "not run (the ledger's record is stale: its preset changed since)"
-    return f"not run ({NOT_YET if reason in ('', 'not in the ledger') else reason})"
+    return f"not run ({NOT_YET if why is Why.NOT_IN_LEDGER else reason})"
 
 
 def scale_row(
@@ -287,8 +291,8 @@ def scale_row(
     presets = [s.preset(scale) for s in claim.runs.values()]
     preset = " + ".join(f"`{p}`" for p in presets if p) or NONE
     name = f"{scale}, with {variant}" if variant else scale
-    if sr["verdict"] == "not run":
-        why = not_run_text(claim, scale, sr["reason"], ledger)
+    if sr["outcome"] == "not run":
+        why = not_run_text(claim, scale, sr, ledger)
         todo = NONE
         if claim.runnable(scale):
             gpu = " (on a machine with a GPU)" if claim.needs_gpu(scale) else ""
@@ -302,7 +306,7 @@ def scale_row(
         fmt_mean_std(measured.get(x, {}).get("mean"), measured.get(x, {}).get("std"))
         for x in labels
     ]
-    verdict = sr["verdict"] + (f" ({sr['reason']})" if sr["reason"] else "")
+    verdict = sr["outcome"] + (f" ({sr['reason']})" if sr["reason"] else "")
     dates = _unique(date_text(r.provenance) for r in recs)
     commits = _unique(commit_text(r.provenance) for r in recs)
     keep = lambda p: fnmatch.fnmatchcase(claim.id, p)  # noqa: E731
@@ -318,7 +322,7 @@ def claim_block(
     figure."""
     from nclab.report.evidence_figure import evidence_svg
     from nclab.reproduce.judge import judge_claim
-    from nclab.reproduce.registry import SCALES
+    from nclab.verdicts import SCALES
 
     result = judge_claim(claim, ledger)
     labels = pick_labels(claim, globs)
@@ -332,7 +336,7 @@ def claim_block(
         ]
     headline = result.headline if result.scale else "not run yet (no record in the ledger)"
     head = [f"**`{claim.id}`**: {headline}.", ""]
-    header = ["scale", "preset", "seeds", *labels, "verdict", "recorded", "commit", "command"]
+    header = ["scale", "preset", "seeds", *labels, "outcome", "recorded", "commit", "command"]
     out = head + table(header, rows)
     if notes.items:
         out += ["", *notes.lines()]
@@ -371,7 +375,8 @@ def _needs_gpu(experiment: str, preset: str) -> bool:
 
 def _claims_running(experiment: str, preset: str | None) -> list[str]:
     """The ids of the claims that run ``experiment``'s ``preset`` at some scale."""
-    from nclab.reproduce.registry import SCALES, all_claims
+    from nclab.reproduce.registry import all_claims
+    from nclab.verdicts import SCALES
 
     return [
         c.id

@@ -88,11 +88,11 @@ def test_the_page_claim_is_judged(toy, capsys):
     code, stdout, err = run(args, capsys)
     assert code == 0, err
     (claim,) = json.loads(stdout)
-    assert claim["id"] == "toy/nc1-falls" and claim["verdict"] == "reproduced"
+    assert claim["id"] == "toy/nc1-falls" and claim["outcome"] == "reproduced"
     assert claim["checks"][0]["value"] < 0.5
     assert (rep / "runs" / "toy" / "toy-quick-s2" / "summary.json").is_file()
     code, stdout, err = run(["report", str(rep), "--json"], capsys)
-    assert code == 0 and json.loads(stdout)[0]["verdict"] == "reproduced"
+    assert code == 0 and json.loads(stdout)[0]["outcome"] == "reproduced"
 
 
 def test_a_bad_setting_fails_before_any_work(toy, capsys):

@@ -29,6 +29,7 @@ from nclab.reproduce.judge import MANIFEST, read_summaries
 from nclab.reproduce.plan import plan
 from nclab.reproduce.runner import reproduce
 from nclab.reproduce.summaries import every, resolve_every
+from nclab.verdicts import Why
 
 CLAIMS = all_claims()
 #: the checks of claims with a quick run (a GPU-only claim's are tested through the claim it
@@ -173,7 +174,9 @@ def quick_summaries(quick_dir) -> dict[str, dict[str, dict[str, Any]]]:
     """claim id -> alias -> the summary its quick run wrote (each claim's runs, run once)."""
     out = quick_dir
     results = reproduce(mode="quick", out=out, workers=2, progress=False)
-    failed = [r.id for r in results if r.verdict == "failed"]
+    failed = [
+        r.id for r in results if any(x.why in (Why.RUN_FAILED, Why.SANITY) for x in r.reasons)
+    ]
     assert not failed, f"quick runs failed: {failed}"
     manifest = json.loads((out / MANIFEST).read_text())
     return {cid: read_summaries(jobs)[0] for cid, jobs in manifest["jobs"].items()}

@@ -259,7 +259,8 @@ def test_a_run_still_going_is_shown_where_it_stands_until_recorded(
     monkeypatch.setattr(registry, "all_claims", lambda: [claim])
     (res,) = runner.from_ledger([], out=tmp_path / "judged", ledger=led)
     quick = res.scales["quick"]
-    assert quick["verdict"] == "not run" and quick["reason"].startswith("running: 1/2 units")
+    assert quick["outcome"] == "not run" and quick["reasons"][0]["why"] == "running"
+    assert quick["reason"].startswith("running: 1/2 units")
     assert quick["command"] == entry["resume"]
     assert res.headline.startswith(f"running at quick size ({words}")
     md = (tmp_path / "judged" / "report.md").read_text()
@@ -326,8 +327,9 @@ def test_a_record_without_what_a_check_reads_judges_nothing(tmp_path, monkeypatc
     monkeypatch.setattr(registry, "all_claims", lambda: [claim])
     (res,) = runner.from_ledger([], out=tmp_path / "j", ledger=led)
     quick = res.scales["quick"]
-    assert quick["verdict"] == "not run" and "predates derived.new_key" in quick["reason"]
-    assert res.verdict.startswith("not run: the record") and "re-run it" in res.headline
+    assert quick["outcome"] == "not run" and "predates derived.new_key" in quick["reason"]
+    assert quick["reasons"][0]["why"] == "the record predates a check"
+    assert res.outcome == "not run" and "re-run it" in res.headline
 
 
 def test_a_lost_run_directory_comes_back_with_its_finished_units(tmp_path, capsys, monkeypatch):

@@ -37,7 +37,8 @@ CLAIM = Claim(
     claim="accuracy is high",
     runs={"main": RunSpec("demo", "q", "f", medium="m", full_needs_gpu=True)},
     measured={"accuracy": "test_acc", "loss | CE": "train_loss", "depths": "depths"},
-    checks=[Check("accuracy is high", "test_acc", ">=", 0.9)],
+    # a statement of any instance (depends on no setting): demo has no paper preset
+    checks=[Check("accuracy is high", "test_acc", ">=", 0.9, depends_on=())],
     check_paths=False,
 )
 PRESETS = {"q": {"train.epochs": 1}, "m": {"train.epochs": 2}, "f": {"train.epochs": 3}}
@@ -132,7 +133,7 @@ def test_a_claim_block_has_a_row_per_scale_with_verdict_values_and_provenance(de
     assert "not run at full size (needs a GPU)" in text
     header = next(ln for ln in text.splitlines() if ln.startswith("| scale"))
     assert header == (
-        "| scale | preset | seeds | accuracy | loss \\| CE | depths | verdict | recorded | commit "
+        "| scale | preset | seeds | accuracy | loss \\| CE | depths | outcome | recorded | commit "
         "| command |"
     )
     rows = rows_of(text)
@@ -284,5 +285,5 @@ def test_a_variant_has_rows_of_its_own_below_the_claims_ladder(demo, tmp_path):
     assert rows["medium"][6] == "reproduced"  # the claim's own run, not the variant's
     row = rows[f"medium, with {label}"]
     assert row[2:4] == ["3", "0.69 ± 0.2"]  # population std 0.202
-    assert row[6] == "partial (accuracy-is-high fails 2/3 seeds)" and row[7] == "2026-12-03"
-    assert f"with {label}: partial at medium size (accuracy-is-high fails 2/3 seeds)" in text
+    assert row[6] == "contradicted (accuracy-is-high fails 2/3 seeds)" and row[7] == "2026-12-03"
+    assert f"with {label}: contradicted at medium size (accuracy-is-high fails 2/3 seeds)" in text

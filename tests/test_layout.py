@@ -34,6 +34,7 @@ LAYERS: list[set[str]] = [
         "_kernels",
         "tables",
         "provenance",
+        "verdicts",
     },
     {"theory", "distributed"},
     {"stats"},  # the statistics (ClassStatsBase); never the metrics

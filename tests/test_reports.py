@@ -60,7 +60,10 @@ LADDER = Claim(
     measured={"test accuracy": "test_acc"},
     paper_values={"test accuracy": 0.9},
     checks=[
-        Check("test accuracy at least 0.5", "test_acc", ">=", 0.5, name="acc"),
+        # depends on the data only: the medium preset's fewer epochs can test it
+        Check(
+            "test accuracy at least 0.5", "test_acc", ">=", 0.5, name="acc", depends_on=("data.*",)
+        ),
         sanity(Check("test accuracy at most 1", "test_acc", "<=", 1.0, name="acc-at-most-1")),
     ],
     full_seconds=7200,
@@ -101,8 +104,8 @@ def ledger(tmp_path, monkeypatch):
 
 
 HEADLINE = (
-    "partial at medium size (acc fails 2/3 seeds); reproduced at quick size; "
-    "not run at paper size (about 2.0 h a run on CPU)"
+    "contradicted at medium size (acc fails 2/3 seeds); reproduced at quick size; "
+    "not run at full size (about 2.0 h a run on CPU)"
 )
 
 
@@ -121,43 +124,48 @@ def test_from_ledger_rejudges_without_training(ledger, tmp_path, capsys, monkeyp
     # the console: per claim the id and headline, then the failing checks with their seeds
     flat = " ".join(console.split())
     assert f"demo/ladder — {HEADLINE}" in flat
-    assert "± medium acc: fails 2/3 seeds, and on the mean · mean 0.4333 (threshold 0.5)" in flat
-    assert "3 claims: 1 reproduced, 1 partial, 1 not run: not in the ledger" in flat
-    assert "demo/quick-only — reproduced at quick size; not run at paper size (needs a GPU)" in flat
+    assert "✗ medium acc: fails 2/3 seeds, and on the mean · mean 0.4333 (threshold 0.5)" in flat
+    assert "states: The demo MLP" in flat  # each claim's sentence under its id
+    assert "3 claims: 1 reproduced, 0 partial, 1 contradicted, 0 inconclusive, 1 not run" in flat
+    assert "nclab tests: 1 reproduced, 0 partial, 1 contradicted, 0 inconclusive, 1 not run" in flat
+    assert "demo/quick-only — reproduced at quick size; not run at full size (needs a GPU)" in flat
     assert "run it with: nclab reproduce 'demo/unrecorded' --quick" in flat
-    assert "medium: 1 from the ledger, 2 without a preset; full: 2 not run, 1 need a GPU" in flat
+    assert (
+        "medium: 1 from the ledger, 2 without a preset; full: 1 need a GPU, 2 not in the ledger"
+        in flat
+    )
     assert str(out / "report.html") in flat
 
     data = json.loads((out / "report.json").read_text())
-    assert data["summary"]["counts"] == {
-        "reproduced": 1,
-        "partial": 1,
-        "not run: not in the ledger": 1,
-    }
-    assert data["summary"]["scales"]["quick"] == {"ledger": 2, "not run": 1}
-    assert data["summary"]["scales"]["full"] == {"not run": 2, "needs GPU": 1}
+    counts = {"reproduced": 1, "partial": 0, "contradicted": 1, "inconclusive": 0, "not run": 1}
+    assert data["summary"]["counts"] == counts
+    assert data["summary"]["papers"] == {"nclab tests": counts}
+    assert data["summary"]["scales"]["quick"] == {"ledger": 2, "not in the ledger": 1}
+    assert data["summary"]["scales"]["full"] == {"needs a GPU": 1, "not in the ledger": 2}
     by_id = {c["id"]: c for c in data["claims"]}
     ladder = by_id["demo/ladder"]
     assert ladder["headline"] == HEADLINE and ladder["scale"] == "medium"
     medium = ladder["scales"]["medium"]
     assert medium["presets"] == {"main": "demo rm"} and medium["source"] == "ledger"
     (acc, _) = medium["checks"]
-    assert (acc["status"], acc["seeds_passed"], acc["seeds_judged"]) == ("mixed", 1, 3)
+    assert (acc["status"], acc["seeds_passed"], acc["seeds_judged"]) == ("fails", 1, 3)
     assert acc["per_seed"] == [True, False, False]
-    assert by_id["demo/quick-only"]["verdict"] == "reproduced"
+    assert ladder["outcome"] == "contradicted" and ladder["reasons"][0]["why"] == "fails"
+    assert by_id["demo/quick-only"]["outcome"] == "reproduced"
 
     md = (out / "report.md").read_text()
     # the summary line, then the overview: a badge per scale, the numbers beside the paper's
-    assert "**3 claims: 1 reproduced, 1 partial, 1 not run: not in the ledger**" in md
-    assert "Scales judged — quick: 2 from the ledger, 1 not run; medium: 1 from the ledger" in md
+    assert "**3 claims: 1 reproduced, 0 partial, 1 contradicted, 0 inconclusive, 1 not run**" in md
+    assert "Scales judged — quick: 2 from the ledger, 1 not in the ledger; medium: 1 from" in md
     row = next(x for x in md.splitlines() if x.startswith("| [`demo/ladder`]"))
-    assert "🟡 **partial at medium size (acc fails 2/3 seeds)**" in row
+    assert "❌ **contradicted at medium size (acc fails 2/3 seeds)**" in row
+    assert "<br>The demo MLP" in row  # the claim's sentence beside its headline
     assert "| ✅ reproduced · 3/3 seeds |" in row
-    assert "| 🟡 partial · 1/3 seeds (acc fails 2/3 seeds) |" in row
-    assert "| ⚪ not run |" in row
+    assert "| ❌ contradicted · 1/3 seeds (acc fails 2/3 seeds) |" in row
+    assert "| ⚪ not in the ledger |" in row
     assert "test accuracy **0.4333 ± 0.01** (paper: 0.9)" in row
     gpu_row = next(x for x in md.splitlines() if x.startswith("| [`demo/quick-only`]"))
-    assert "| ⚪ no preset | ⚪ needs GPU |" in gpu_row
+    assert "| ⚪ no preset | ⚪ needs a GPU |" in gpu_row
     assert md.index("| [`demo/unrecorded`]") < md.index("## demo/ladder")  # overview first
     # the section: the ladder with provenance, the checks per scale, values and figures
     assert "| medium | demo rm | smaller instance: train.epochs 2 (paper: 3) | 3 |" in md
@@ -166,7 +174,7 @@ def test_from_ledger_rejudges_without_training(ledger, tmp_path, capsys, monkeyp
     assert "| check | kind | quick | medium |" in md
     assert (
         "| `acc` — test accuracy at least 0.5 | statement | ✓ holds 3/3 seeds: 0.9233 "
-        "(threshold 0.5) | ± mixed 1/3 seeds: 0.4333 (threshold 0.5) |"
+        "(threshold 0.5) | ✗ fails 1/3 seeds: 0.4333 (threshold 0.5) |"
     ) in md
     assert "| `acc-at-most-1` — test accuracy at most 1 | sanity | ✓ holds 3/3 seeds" in md
     # the values of the largest judged scale beside the paper's (no theory column: none given)
@@ -177,22 +185,24 @@ def test_from_ledger_rejudges_without_training(ledger, tmp_path, capsys, monkeyp
 
     html = (out / "report.html").read_text()
     assert "http" not in html.replace("http-equiv", "") and "<script" not in html
-    assert "<b>3 claims:</b>" in html and "1 not run: not in the ledger</span>" in html
+    assert "<b>3 claims:</b>" in html and "1 contradicted</span>" in html
     overview = html[html.index("<table class='overview'>") : html.index("</table>")]
     ladder_row = overview[overview.index("demo/ladder") : overview.index("demo/quick-only")]
-    assert "<span class='v part'>partial at medium size (acc fails 2/3 seeds)</span>" in ladder_row
+    assert "<span class='v contra'>contradicted at medium size (acc fails 2/3 seeds)</span>" in (
+        ladder_row
+    )
     assert "<span class='b ok'" in ladder_row and "<small>3/3 seeds</small>" in ladder_row
-    assert "<span class='b part'" in ladder_row and "<small>1/3 seeds</small>" in ladder_row
-    assert "<span class='b none'" in ladder_row and "<b>not run</b>" in ladder_row
+    assert "<span class='b contra'" in ladder_row and "<small>1/3 seeds</small>" in ladder_row
+    assert "<span class='b none'" in ladder_row and "<b>not in the ledger</b>" in ladder_row
     assert "test accuracy <b>0.4333 ± 0.01</b> <span class='ref'>(paper: 0.9)</span>" in ladder_row
     gpu_row = overview[overview.index("demo/quick-only") : overview.index("demo/unrecorded")]
-    assert "<span class='b gpu'" in gpu_row and "<b>needs GPU</b>" in gpu_row
+    assert "<span class='b gpu'" in gpu_row and "<b>needs a GPU</b>" in gpu_row
     section = html[html.index("<section id='demo/ladder'>") :]
     section = section[: section.index("</section>")]
     assert "<td><b>medium</b></td><td><code>demo rm</code></td>" in section
     assert "ababab" in section and "2025-02-03" in section
     assert "<tr class='sanity'><td><code>acc-at-most-1</code>" in section
-    assert "<b>± mixed</b><small>1/3 seeds</small>" in section
+    assert "<b>✗ fails</b><small>1/3 seeds</small>" in section
     # the evidence figure: the statement check's value per seed at each scale (green passes,
     # red fails), the mean and the threshold; sanity checks have no panel
     svg = section[section.index("<svg") : section.index("</svg>")]

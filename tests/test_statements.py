@@ -102,11 +102,11 @@ def test_quotes_are_exact_fragments_of_the_papers():
     assert missing == []
 
 
-def _result(cid: str, verdict: str):
-    return SimpleNamespace(id=cid, verdict=verdict)
+def _result(cid: str, outcome: str):
+    return SimpleNamespace(id=cid, outcome=outcome)
 
 
-def test_statement_status_follows_the_claims_verdicts():
+def test_statement_status_follows_the_claims_outcomes():
     inv = [
         Statement("p:ok", "theorem", "§1", "q", claims=("p/a", "p/b")),
         Statement("p:mixed", "theorem", "§1", "q", claims=("p/a", "p/c")),
@@ -114,35 +114,37 @@ def test_statement_status_follows_the_claims_verdicts():
         Statement("p:part", "observation", "§2", "q", claims=("p/d",)),
         Statement("p:gpu", "observation", "§2", "q", claims=("p/e",)),
         Statement("p:bug", "observation", "§2", "q", claims=("p/f", "p/e")),
+        Statement("p:split", "observation", "§2", "q", claims=("p/a", "p/f")),
         Statement("p:unrun", "observation", "§2", "q", claims=("p/zz",)),
         Statement("p:none", "lemma", "§3", "q", uncovered=EXPERIMENT, why="w"),
     ]
     results = [
         _result("p/a", "reproduced"),
         _result("p/b", "reproduced"),
-        _result("p/c", "not reproduced"),
+        _result("p/c", "contradicted"),
         _result("p/d", "partial"),
-        _result("p/e", "not run: needs GPU"),
-        _result("p/f", "failed (sanity: given-bounds-hold)"),
+        _result("p/e", "not run"),
+        _result("p/f", "inconclusive"),
     ]
     assert statement_status(results, inv) == {
         "p:ok": "reproduced",
         "p:mixed": "partial",
-        "p:no": "not reproduced",
+        "p:no": "contradicted",
         "p:part": "partial",
         "p:gpu": "not run",
-        "p:bug": "failed",
+        "p:bug": "inconclusive",
+        "p:split": "partial",
         "p:unrun": "not run",
         "p:none": "not covered",
     }
     counts = statement_counts(results, inv)["all"]
     assert counts == {
-        "statements": 8,
-        "covered": 7,
+        "statements": 9,
+        "covered": 8,
         "reproduced": 1,
-        "partial": 2,
-        "not reproduced": 1,
-        "failed": 1,
+        "partial": 3,
+        "contradicted": 1,
+        "inconclusive": 1,
         "not run": 2,
         "not covered": 1,
     }

@@ -1,6 +1,6 @@
 """A claim's variants (another setting of its runs, e.g. the paper's weight decay): run with
 ``--variants``, judged by the claim's checks at their scales, from the runs just made or the
-ledger, shown in the headline and the ladder after the claim's own verdict, never changing it."""
+ledger, shown in the headline and the ladder after the claim's own outcome, never changing it."""
 
 import json
 from pathlib import Path
@@ -87,8 +87,8 @@ def test_a_variant_is_run_judged_reported_and_recorded(demo_claims, tmp_path, mo
     plain = runner.reproduce(
         [], mode="quick", out=tmp_path / "plain", workers=1, progress=False, ledger=None
     )[0]
-    # the claim's own verdict and checks are those of the run without the variant
-    assert (res.verdict, res.checks) == (plain.verdict, plain.checks)
+    # the claim's own outcome and checks are those of the run without the variant
+    assert (res.outcome, res.checks) == (plain.outcome, plain.checks)
     quick = res.variants[LABEL]["quick"]
     assert quick["source"] == "this run" and quick["seeds"] == 2
     # judged on the variant's own run: its overrides applied, its value checked
@@ -97,7 +97,7 @@ def test_a_variant_is_run_judged_reported_and_recorded(demo_claims, tmp_path, mo
     assert quick["checks"][0]["value"] == summary["test_acc"]
     (main_dir,) = res.runs.values()
     assert run_dir != main_dir
-    assert f"; with {LABEL}: {quick['verdict']} at quick size" in res.headline
+    assert f"; with {LABEL}: {quick['outcome']} at quick size" in res.headline
     md = (out / "report.md").read_text()
     assert f"| quick, with {LABEL} | demo tiny |" in md
     assert f"quick, with {LABEL}" in (out / "report.html").read_text()
@@ -106,7 +106,7 @@ def test_a_variant_is_run_judged_reported_and_recorded(demo_claims, tmp_path, mo
     again = runner.from_ledger([], out=tmp_path / "again", ledger=tmp_path / "ledger")[0]
     assert again.variants[LABEL]["quick"]["source"] == "ledger"
     assert again.variants[LABEL]["quick"]["checks"][0]["value"] == summary["test_acc"]
-    assert again.scales["quick"]["checks"][0]["value"] == res.checks[0]["value"]
+    assert again.scales["quick"]["checks"][0]["value"] == res.checks[0].value
 
 
 def test_a_variant_not_run_is_said_in_the_headline(demo_claims, tmp_path):
@@ -115,7 +115,7 @@ def test_a_variant_not_run_is_said_in_the_headline(demo_claims, tmp_path):
     res = runner.reproduce([], mode="quick", out=tmp_path, workers=1, progress=False, ledger=None)[
         0
     ]
-    assert res.variants[LABEL]["quick"]["verdict"] == "not run"
+    assert res.variants[LABEL]["quick"]["outcome"] == "not run"
     assert res.headline.endswith(f"; with {LABEL}: not run at quick size")
     assert res.variants[LABEL]["quick"]["command"].endswith("--variants")
 
@@ -144,5 +144,5 @@ def test_a_running_variant_says_how_far_it_got(demo_claims, tmp_path):
     folder.mkdir(parents=True)
     (folder / "tiny-s2.json").write_text(json.dumps(entry))
     res = judge_claim(demo_claims, Ledger(tmp_path / "ledger"))
-    assert res.variants[LABEL]["quick"]["verdict"] == "not run"
+    assert res.variants[LABEL]["quick"]["outcome"] == "not run"
     assert f"; with {LABEL}: running at quick size (1/2 units finished" in res.headline

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import platform
 import re
 import sys
@@ -57,9 +58,22 @@ def suggest(message: str) -> str:
 
 
 def console(stderr: bool = False):
+    """A rich console; where the output is not a terminal (a file, a pipe) lines are never
+    wrapped nor cut (``soft_wrap``), so a reader can grep them."""
     from rich.console import Console
 
-    return Console(stderr=stderr)
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr)
+    return Console(stderr=stderr, soft_wrap=True, width=max(200, _columns()))
+
+
+def _columns() -> int:
+    """``COLUMNS`` where it is a number, else 0."""
+    try:
+        return int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        return 0
 
 
 def installed_versions() -> dict[str, str]:

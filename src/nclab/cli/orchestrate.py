@@ -17,67 +17,84 @@ ADDRESS_OPT = typer.Option(None, "--address", help="Ray cluster address (default
 
 def _failing_check(scale: str, ch: dict) -> str:
     """A check that does not hold at ``scale``, for the console: ``"✗ medium embedding-nc1:
-    fails 2/3 seeds, and on the mean · mean 0.124 (threshold 0.1)"`` (rich markup)."""
+    fails 2/3 seeds, and on the mean · mean 0.124 (threshold 0.1)"``; an untestable one says
+    why (``"? medium no-wd-loss: untestable (scale too small: ...)"``) (rich markup)."""
     from rich.markup import escape
 
-    from ..report.views import check_cell
+    from ..report.views import STATUS_MARK, check_cell
 
     status, _, vs = check_cell(ch)
     n, ok = ch.get("seeds_judged") or 0, ch.get("seeds_passed") or 0
-    if ch["name"].startswith("run-"):
-        what = ch.get("detail") or "the run failed"
-    elif n > 1 and ok == n:
+    if n > 1 and ok == n:
         what = f"fails on the mean (passes {n}/{n} seeds)"
     elif n > 1:
         what = f"fails {n - ok}/{n} seeds" + ("" if ch.get("passed") else ", and on the mean")
     else:
         what = "fails"
+    if status == "untestable":
+        what = f"untestable here ({ch['blocked']['why']})" if ch.get("blocked") else status
+        vs = vs.split(" [", 1)[0]
     if ch.get("value") is None and ch.get("detail"):
         vs = ch["detail"]  # no value read: say why
     elif vs and n > 1:
         vs = f"mean {vs}"
-    mark = "[red]✗[/]" if status == "fails" else "[yellow]±[/]"
-    kind = " (sanity)" if ch.get("kind") == "sanity" else ""
-    return f"    {mark} [dim]{scale:>6}[/] {escape(ch['name'])}{kind}: {escape(what)}" + (
-        f" [dim]· {escape(vs)}[/]" if vs else ""
-    )
+    color = {"fails": "red", "mixed": "yellow", "untestable": "magenta"}.get(status, "white")
+    mark = f"[{color}]{STATUS_MARK.get(status, '?')}[/]"
+    kind = {"sanity": " (sanity)", "ours-beyond": " (ours-beyond)"}.get(ch.get("kind"), "")
+    line = f"    {mark} [dim]{scale:>6}[/] {escape(ch['name'])}{kind}: {escape(what)}"
+    line += f" [dim]· {escape(vs)}[/]" if vs else ""
+    if status == "untestable" and ch.get("blocked", {}).get("detail"):
+        line += f"\n             [dim]{escape(ch['blocked']['detail'])}[/]"
+    return line
 
 
 def print_results(results, out: Path) -> None:
-    """Per claim one line: its id and headline (coloured by the headline verdict); then, at each
-    judged scale (largest first), the checks that do not hold on every seed, with the seeds they
-    fail on, their value and threshold. At the end the claims counted by headline, where each
-    scale's verdicts come from, and where the reports are."""
+    """Per claim: its id and headline (coloured by the headline outcome), the sentence it
+    states, its diagnosis where it is not reproduced; then, at each judged scale (largest first),
+    the checks that do not hold, with the seeds they fail on, their value and threshold. At the
+    end the claims counted by outcome (all, then per paper), where each scale's outcomes come
+    from, and where the reports are. Lines are never wrapped when the output is not a terminal
+    (a reader can grep them)."""
     from rich.markup import escape
 
     from ..report.views import (
         SCALES,
         VERDICT_STYLE,
         counts_text,
+        diagnosis_text,
+        kind_class,
         n_claims,
+        paper_counts,
         scale_sources,
         sources_text,
         status_of,
         summary_counts,
-        verdict_class,
     )
+    from ..verdicts import Outcome
 
     c = console()
     for r in results:
-        color = VERDICT_STYLE[verdict_class(r.verdict)]
-        c.print(f"[bold]{escape(r.id)}[/] — [{color}]{escape(r.headline or r.verdict)}[/]")
+        color = VERDICT_STYLE[kind_class(r.outcome)]
+        c.print(f"[bold]{escape(r.id)}[/] — [{color}]{escape(r.headline or r.outcome)}[/]")
+        if r.statement:
+            c.print(f"    [dim]states:[/] {escape(r.statement)}")
+        if r.diagnosis:
+            c.print(f"    [dim]diagnosis:[/] {escape(diagnosis_text(r.diagnosis))}")
         for s in reversed(SCALES):
             sd = r.scales.get(s) or {}
-            if sd.get("verdict", "not run") != "not run":
+            if sd.get("outcome", Outcome.NOT_RUN) != Outcome.NOT_RUN:
                 for ch in sd.get("checks", []):
                     if status_of(ch) != "holds":
                         c.print(_failing_check(s, ch))
-        if r.verdict.startswith("not run") and r.command:
+        if r.outcome == Outcome.NOT_RUN and r.command:
             c.print(f"    [dim]run it with:[/] {escape(r.command)}")
     from ..reproduce.runner import statements_line
 
+    per_paper = "".join(
+        f"\n  {paper}: {counts_text(n)}" for paper, n in paper_counts(results).items()
+    )
     c.print(
-        f"{n_claims(results)}: {counts_text(summary_counts(results))}\n"
+        f"{n_claims(results)}: {counts_text(summary_counts(results))}{per_paper}\n"
         f"scales judged — {sources_text(scale_sources(results))}\n"
         f"the papers' statements: {statements_line(results)}\n"
         f"reports: {out / 'report.md'}, {out / 'report.html'}, {out / 'report.json'}",
@@ -87,7 +104,9 @@ def print_results(results, out: Path) -> None:
 
 @app.command(
     help="Run the papers' claims and judge each at every scale the evidence covers (quick, "
-    "medium, paper size): paper vs theory vs measured, per seed and on the mean."
+    "medium, full): paper vs theory vs measured, per seed and on the mean; each claim's "
+    "outcome (reproduced, partial, contradicted, inconclusive, not run) with its reason and "
+    "diagnosis."
 )
 def reproduce(
     ids: list[str] = typer.Argument(None, help="Claim ids or globs (default: every claim)."),
@@ -192,22 +211,36 @@ def reproduce(
         print_results(results, out)
 
 
+#: the fields of a result that ``nclab reproduce --json`` prints for each claim
+JSON_FIELDS = (
+    "id",
+    "statement",
+    "outcome",
+    "reasons",
+    "diagnosis",
+    "headline",
+    "scale",
+    "instance",
+    "paper_values",
+    "theory",
+    "measured",
+    "checks",
+    "runs",
+    "scales",
+    "variants",
+)
+
+
 def _result_row(r) -> dict:
-    """One claim of ``nclab reproduce --json``; ``checks``: name, value, threshold, passed, ..."""
-    return {
-        "id": r.id,
-        "verdict": r.verdict,
-        "headline": r.headline,
-        "scale": r.scale,
-        "instance": r.instance,
-        "paper": r.paper_values,
-        "theory": r.theory,
-        "measured": r.measured,
-        "checks": r.checks,
-        "runs": r.runs,
-        "scales": r.scales,
-        "variants": r.variants,
-    }
+    """One claim of ``nclab reproduce --json``: the outcome with its typed reasons and diagnosis
+    (of the largest scale judged), ``checks`` (name, role, status, value, threshold, seeds, ...)
+    and every scale's (``scales``: each with its outcome, reasons and diagnosis); ``paper`` is
+    the paper's values, ``paper_name`` the paper."""
+    d = r.to_dict()
+    row = {k: d[k] for k in JSON_FIELDS}
+    row["paper"] = row.pop("paper_values")
+    row["paper_name"] = d["paper"]
+    return row
 
 
 @app.command()

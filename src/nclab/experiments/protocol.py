@@ -16,6 +16,8 @@ An experiment package defines ``EXPERIMENT = Experiment(...)`` in its ``__init__
   (default :func:`seed_summary`: the one unit's summary, or the mean over seeds);
 * ``figures(cfg, run_dir, summary, units) -> [paths]``: its figures, drawn from what the run
   directory holds, so that ``nclab report RUN_DIR`` re-draws them for any finished run;
+* ``validity``: what makes one run (one seed) valid evidence for judging (:class:`Validity`:
+  e.g. it fits its training set, its loss is finite); a claim's run may name its own instead;
 * ``paper``: which of its presets run a paper's own setting (:class:`PaperSetting`: the keys the
   paper leaves open and the preset chose), from which a claim's instance text is computed
   (:mod:`nclab.reproduce.instance`).
@@ -107,6 +109,35 @@ def seed_summary(cfg: Any, units: Sequence[UnitResult]) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True)
+class Validity:
+    """One condition a run (one seed's summary) must meet to be judged as evidence: the value at
+    the summary ``path`` (a dotted key; ``name[*]`` for every entry of a list, all of which must
+    meet it) compared by ``op`` (``>=``, ``>``, ``<=``, ``<``) with ``value``; ``why`` says what a
+    run that misses it says nothing about (e.g. "a network that does not fit its training set says
+    nothing about the collapse of a trained one"). ``finite``: the value must also be finite.
+
+    >>> Validity("train_acc", ">=", 0.99, "fits its training set").describe()
+    'train_acc >= 0.99'
+    """
+
+    path: str
+    op: str
+    value: float
+    why: str
+
+    def __post_init__(self) -> None:
+        if self.op not in (">=", ">", "<=", "<"):
+            raise ConfigError(f"validity {self.path!r}: op must be >=, >, <= or <, got {self.op!r}")
+        if not self.why:
+            raise ConfigError(
+                f"validity {self.path!r}: say why (why=) a run that misses it is invalid"
+            )
+
+    def describe(self) -> str:
+        return f"{self.path} {self.op} {self.value:g}"
+
+
 #: hooks an experiment may name as ``"module:function"`` of its own package
 HOOKS = ("train", "setup", "summarize", "figures")
 
@@ -156,6 +187,7 @@ class Experiment:
     figures: Callable[..., list[str]] | str | None = "figures:figures"
     paper: Mapping[str, PaperSetting] = field(default_factory=dict)
     bookkeeping: tuple[str, ...] = ()
+    validity: tuple[Validity, ...] = ()
 
     def __post_init__(self) -> None:
         self._check_declarations()

@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from ..runs import dumps
+from ..verdicts import Outcome, Why
 from .evidence_figure import CAPTION as EVIDENCE_CAPTION
 from .evidence_figure import FOLDER as EVIDENCE_FOLDER
 from .evidence_figure import draw_all
 from .report_html import render_html
 from .views import (
     MARK,
-    NOT_RUN,
     SCALES,
     STATUS_MARK,
     badge,
@@ -45,15 +45,17 @@ from .views import (
     check_rows,
     counts_text,
     cut,
+    diagnosis_text,
     figure_scale,
     figures_note,
     fmt_secs,
     headline_numbers,
-    headline_parts,
     instance_label,
+    kind_class,
     ladder_entries,
     n_claims,
     not_run_why,
+    paper_counts,
     presets_text,
     provenance_text,
     scale_sources,
@@ -62,7 +64,6 @@ from .views import (
     summary_counts,
     title,
     value_table,
-    verdict_class,
     where_of,
 )
 
@@ -92,6 +93,9 @@ def render_markdown(
     secs = f" · {fmt_secs(meta['seconds'])}" if meta.get("seconds") else ""
     lines = [f"# {title(meta)}", ""]
     lines += [f"**{n_claims(results)}: {counts_text(counts)}**{secs}", ""]
+    for paper, c in paper_counts(results).items():
+        lines += [f"- {paper}: {counts_text(c)}"]
+    lines += [""]
     lines += [f"Scales judged — {sources_text(scale_sources(results))}.", ""]
     if meta.get("statements"):
         lines += [f"The papers' statements: {meta['statements']}.", ""]
@@ -100,8 +104,10 @@ def render_markdown(
         "|---|---|---|---|---|---|",
     ]
     for r in results:
-        parts = headline_parts(r.headline or r.verdict)
-        head = f"{MARK[verdict_class(parts[0])]} **{_md(parts[0])}**"
+        kind, first = r.headline_parts[0] if r.headline_parts else (r.outcome, r.outcome)
+        head = f"{MARK[kind_class(kind)]} **{_md(first)}**"
+        if r.statement:
+            head += f"<br>{_md(cut(r.statement, 160))}"
         nums, left = headline_numbers(r)
         cell = "; ".join(
             f"{lab} **{val}**" + (f" ({ref})" if ref else "") for lab, val, ref in nums
@@ -123,11 +129,13 @@ def _md_section(
     out: Path, r: Any, meta: Mapping[str, Any], evidence: Path | None = None
 ) -> list[str]:
     lines = ["", f"## {r.id}", "", f"*{r.paper}, {r.where}.* {r.claim}", ""]
-    lines += [f"Headline: **{r.headline or r.verdict}**", ""]
+    lines += [f"Headline: **{r.headline or r.outcome}**", ""]
+    if r.diagnosis:
+        lines += [f"Diagnosis: {diagnosis_text(r.diagnosis)}", ""]
     if r.note:
         lines += [f"Note: {r.note}", ""]
     lines += [
-        "| scale | preset | instance | seeds | source | verdict |",
+        "| scale | preset | instance | seeds | source | outcome |",
         "|---|---|---|---|---|---|",
     ]
     for s, sd in ladder_entries(r):
@@ -137,12 +145,46 @@ def _md_section(
             source += f" ({prov})"
         cls, word, _, why = badge(sd)
         v = _md_badge(sd)
-        if sd["verdict"] == NOT_RUN and sd.get("command") and not_run_why(sd) != "no preset":
+        if (
+            sd["outcome"] == Outcome.NOT_RUN
+            and sd.get("command")
+            and not_run_why(sd)
+            not in (
+                Why.NO_PRESET,
+                Why.SAME_RUN,
+            )
+        ):
             v = f"{MARK[cls]} {word}" + (f" ({why})" if why else "") + f": `{sd['command']}`"
         lines.append(
             f"| {s} | {_md(presets_text(sd))} | {_md(instance_label(sd.get('instance', '')))} | "
             f"{sd.get('seeds') or '—'} | {_md(source)} | {_md(v)} |"
         )
+    lines += _md_checks(r)
+    if evidence is not None:
+        lines += ["", f"![evidence]({where_of(str(evidence), out, meta)})", "", EVIDENCE_CAPTION]
+    head, rows = value_table(r)
+    if rows:
+        lines += ["", "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+        lines += ["| " + " | ".join(_md(x) for x in row) + " |" for row in rows]
+    for s in SCALES:
+        sd = r.scales.get(s) or {}
+        if sd.get("outcome", Outcome.NOT_RUN) != Outcome.NOT_RUN and sd.get("runs"):
+            where = ", ".join(f"`{where_of(d, out, meta)}`" for d in sd["runs"].values())
+            lines += ["", f"Runs at {s} size: {where}"]
+    if r.command:
+        lines += ["", f"Command: `{r.command}`"]
+    fs = figure_scale(r)
+    note, cmd = figures_note(r, fs)
+    lines += ["", note + (f" `{cmd}`" if cmd else "")]
+    for f in r.scales[fs]["figures"] if fs else []:
+        lines += ["", f"![{Path(f).stem}]({where_of(f, out, meta)})"]
+    return lines
+
+
+def _md_checks(r: Any) -> list[str]:
+    """The checks per scale: status, seeds, value against threshold, and why an untestable one
+    cannot be evidence."""
+    lines: list[str] = []
     rows = check_rows(r)
     if rows:
         judged = [s for s in SCALES if any(s in by for *_, by in rows)]
@@ -160,24 +202,6 @@ def _md_section(
             lines.append(
                 f"| `{name}` — {_md(desc)} | {kind} | " + " | ".join(_md(x) for x in cells) + " |"
             )
-    if evidence is not None:
-        lines += ["", f"![evidence]({where_of(str(evidence), out, meta)})", "", EVIDENCE_CAPTION]
-    head, rows = value_table(r)
-    if rows:
-        lines += ["", "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
-        lines += ["| " + " | ".join(_md(x) for x in row) + " |" for row in rows]
-    for s in SCALES:
-        sd = r.scales.get(s) or {}
-        if sd.get("verdict", NOT_RUN) != NOT_RUN and sd.get("runs"):
-            where = ", ".join(f"`{where_of(d, out, meta)}`" for d in sd["runs"].values())
-            lines += ["", f"Runs at {s} size: {where}"]
-    if r.command:
-        lines += ["", f"Command: `{r.command}`"]
-    fs = figure_scale(r)
-    note, cmd = figures_note(r, fs)
-    lines += ["", note + (f" `{cmd}`" if cmd else "")]
-    for f in r.scales[fs]["figures"] if fs else []:
-        lines += ["", f"![{Path(f).stem}]({where_of(f, out, meta)})"]
     return lines
 
 

@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .views import NOT_RUN, SCALES, STATEMENT
+from ..verdicts import Outcome
+from .views import SCALES, STATEMENT
 
 #: the reports' folder of evidence figures
 FOLDER = "evidence-figures"
@@ -52,7 +53,7 @@ def panels(r: Any) -> list[tuple[str, dict[str, Mapping[str, Any]]]]:
     rows: dict[str, dict[str, Mapping[str, Any]]] = {}
     for s in SCALES:
         sd = r.scales.get(s)
-        if not sd or sd.get("verdict") == NOT_RUN:
+        if not sd or sd.get("outcome", Outcome.NOT_RUN) == Outcome.NOT_RUN:
             continue
         for c in sd.get("checks", []):
             if c.get("kind", STATEMENT) != STATEMENT:

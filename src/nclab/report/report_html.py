@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..verdicts import Outcome, Why
 from .evidence_figure import CAPTION as EVIDENCE_CAPTION
 from .views import (
-    NOT_RUN,
     SCALES,
     STATUS_CLASS,
     STATUS_MARK,
@@ -19,15 +19,17 @@ from .views import (
     check_cell,
     check_rows,
     cut,
+    diagnosis_text,
     figure_scale,
     figures_note,
     fmt_secs,
     headline_numbers,
-    headline_parts,
     instance_label,
+    kind_class,
     ladder_entries,
     n_claims,
     not_run_why,
+    paper_counts,
     presets_text,
     provenance_text,
     scale_sources,
@@ -35,7 +37,6 @@ from .views import (
     summary_counts,
     title,
     value_table,
-    verdict_class,
     where_of,
 )
 
@@ -49,11 +50,11 @@ tr.paper td{background:#fafafa;font-weight:600;color:#444}
 .b{display:inline-block;min-width:8.5em;padding:3px 7px;border-radius:5px;border:1px solid;
 font-size:13px;line-height:1.25}
 .b small{display:block;color:inherit;opacity:.85}
-.ok{color:#1b7f3a} .part{color:#8a5200} .no{color:#b00020} .fail{color:#7a0019}
+.ok{color:#1b7f3a} .part{color:#8a5200} .contra{color:#b00020} .inc{color:#5e35b1}
 .gpu{color:#3949ab} .run{color:#00695c} .none{color:#888}
 .b.ok{background:#e7f4ea;border-color:#9bd0a9} .b.part{background:#fff3dc;border-color:#e9c27a}
-.b.no{background:#fde8eb;border-color:#f0a3ae}
-.b.fail{color:#fff;background:#7a0019;border-color:#7a0019}
+.b.contra{background:#fde8eb;border-color:#f0a3ae}
+.b.inc{background:#efe9f8;border-color:#b39ddb}
 .b.gpu{background:#eef0fb;border-color:#c5cae9} .b.run{background:#e0f2f1;border-color:#80cbc4}
 .b.none{background:#f5f5f5;border-color:#e0e0e0}
 .v{font-weight:700} .sum span{font-weight:700}
@@ -83,11 +84,11 @@ def _html_badge(sd: Mapping[str, Any] | None, scale: str) -> str:
     return f"<span class='b {cls}' title='{e(tip)}'>{''.join(lines)}</span>"
 
 
-def _html_headline(text: str) -> str:
-    """The headline, each part in the colour of its verdict."""
-    return "; ".join(
-        f"<span class='v {verdict_class(p)}'>{html.escape(p)}</span>" for p in headline_parts(text)
-    )
+def _html_headline(r: Any) -> str:
+    """The headline, each part in the colour of its kind (an outcome, or why a scale is not
+    run)."""
+    parts = r.headline_parts or [(r.outcome, r.headline or r.outcome)]
+    return "; ".join(f"<span class='v {kind_class(k)}'>{html.escape(t)}</span>" for k, t in parts)
 
 
 def _overview_html(results: Sequence[Any]) -> str:
@@ -97,7 +98,7 @@ def _overview_html(results: Sequence[Any]) -> str:
         if r.paper != paper:
             paper = r.paper
             rows.append(f"<tr class='paper'><td colspan='6'>{e(paper)}</td></tr>")
-        first = headline_parts(r.headline or r.verdict)[0]
+        kind, first = r.headline_parts[0] if r.headline_parts else (r.outcome, r.outcome)
         nums, left = headline_numbers(r)
         cell = "".join(
             f"<div>{e(lab)} <b>{e(val)}</b>"
@@ -111,8 +112,9 @@ def _overview_html(results: Sequence[Any]) -> str:
         rows.append(
             f"<tr><td><a href='#{e(r.id)}'><code>{e(r.id)}</code></a><br>"
             f"<small>{e(cut(r.where, 70))}</small></td>"
-            f"<td title='{e(r.headline)}'><span class='v {verdict_class(first)}'>{e(first)}"
-            f"</span></td>{badges}<td class='num'>{cell or '—'}</td></tr>"
+            f"<td title='{e(r.headline)}'><span class='v {kind_class(kind)}'>{e(first)}"
+            f"</span><br><small>{e(cut(r.statement, 200))}</small></td>"
+            f"{badges}<td class='num'>{cell or '—'}</td></tr>"
         )
     head = (
         "<thead><tr><th>claim</th><th>headline</th><th>quick</th><th>medium</th><th>full</th>"
@@ -130,11 +132,14 @@ def _ladder_html(r: Any, out: Path, meta: Mapping[str, Any]) -> str:
         if prov:
             source += f"<br><small>{e(prov)}</small>"
         runs = sd.get("runs") or {}
-        if runs and sd["verdict"] != NOT_RUN:
+        if runs and sd["outcome"] != Outcome.NOT_RUN:
             where = "<br>".join(f"<code>{e(where_of(d, out, meta))}</code>" for d in runs.values())
             source += f"<br><small>{where}</small>"
         verdict = _html_badge(sd, s)
-        if sd["verdict"] == NOT_RUN and not_run_why(sd) != "no preset":
+        if sd["outcome"] == Outcome.NOT_RUN and not_run_why(sd) not in (
+            Why.NO_PRESET,
+            Why.SAME_RUN,
+        ):
             _, word, _, why = badge(sd)
             why = f"{why}: " if why and why != word else ""
             verdict += f"<br><small>{e(why)}<code>{e(sd.get('command', ''))}</code></small>"
@@ -145,7 +150,7 @@ def _ladder_html(r: Any, out: Path, meta: Mapping[str, Any]) -> str:
         )
     head = (
         "<tr><th>scale</th><th>preset</th><th>instance</th><th>seeds</th><th>source</th>"
-        "<th>verdict</th></tr>"
+        "<th>outcome</th></tr>"
     )
     return f"<table class='ladder'>{head}{''.join(rows)}</table>"
 
@@ -198,12 +203,14 @@ def _section_html(r: Any, out: Path, meta: Mapping[str, Any], evidence: Path | N
     fs = figure_scale(r)
     figs = "".join(_img(f) for f in (r.scales[fs]["figures"] if fs else []) if Path(f).is_file())
     claim_note = f"<p>Note: {e(r.note)}</p>" if r.note else ""
+    diag = diagnosis_text(r.diagnosis)
+    claim_note = (f"<p>Diagnosis: <b>{e(diag)}</b></p>" if diag else "") + claim_note
     cmd = f"<p>Command: <code>{e(r.command)}</code></p>" if r.command else ""
     note, fig_cmd = figures_note(r, fs)
     fig_cmd = f" <code>{e(fig_cmd)}</code>" if fig_cmd else ""
     return (
         f"<section id='{e(r.id)}'><h2>{e(r.id)}</h2><p><i>{e(r.paper)}, {e(r.where)}.</i> "
-        f"{e(r.claim)}</p><p>Headline: {_html_headline(r.headline or r.verdict)}</p>{claim_note}"
+        f"{e(r.claim)}</p><p>Headline: {_html_headline(r)}</p>{claim_note}"
         f"<h3>Ladder</h3>{_ladder_html(r, out, meta)}"
         f"<h3>Checks per scale</h3>{_checks_html(r) or '<p>No check was judged.</p>'}"
         f"{_evidence_html(evidence)}"
@@ -232,7 +239,11 @@ def render_html(
     out = Path(out) if out is not None else Path(".")
     counts = summary_counts(results)
     head = ", ".join(
-        f"<span class='v {verdict_class(v)}'>{n} {e(v)}</span>" for v, n in counts.items()
+        f"<span class='v {kind_class(v)}'>{n} {e(v)}</span>" for v, n in counts.items()
+    )
+    per_paper = "".join(
+        f"<li>{e(p)}: {e(', '.join(f'{n} {v}' for v, n in c.items()))}</li>"
+        for p, c in paper_counts(results).items()
     )
     secs = f" · {fmt_secs(meta['seconds'])}" if meta.get("seconds") else ""
     ledger = f" · ledger: <code>{e(str(meta['ledger']))}</code>" if meta.get("ledger") else ""
@@ -242,7 +253,7 @@ def render_html(
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{e(title(meta))}"
         f"</title><style>{CSS}</style></head><body><h1>{e(title(meta))}</h1>"
-        f"<p class='sum'><b>{n_claims(results)}:</b> {head}{secs}</p>"
+        f"<p class='sum'><b>{n_claims(results)}:</b> {head}{secs}</p><ul>{per_paper}</ul>"
         f"<p>Scales judged — {e(sources_text(scale_sources(results)))}{ledger}.</p>{statements}"
         f"{_overview_html(results)}{sections}</body></html>\n"
     )

@@ -17,35 +17,58 @@ from pathlib import Path
 from typing import Any
 
 from ..tables import fmt
+from ..verdicts import SCALES, Outcome, Why
 
-SCALES = ("quick", "medium", "full")
-REPRODUCED, PARTIAL, NOT_REPRODUCED, FAILED = "reproduced", "partial", "not reproduced", "failed"
-NOT_RUN, NEEDS_GPU = "not run", "not run: needs GPU"
-RUNNING = "running"  # a not-run scale whose runs are going: its reason starts "running: "
+RUNNING = Why.RUNNING.value
 STATEMENT = "statement"
 
-#: the colour of each kind of verdict (:func:`verdict_class`), in the HTML and on the console
+#: the colour of each kind of badge (:func:`kind_class`), in the HTML and on the console
 VERDICT_STYLE = {
     "ok": "#1b7f3a",
     "part": "#a86400",
-    "no": "#b00020",
-    "fail": "#7a0019",
+    "contra": "#b00020",
+    "inc": "#5e35b1",
     "gpu": "#3949ab",
     "run": "#00695c",
     "none": "#777777",
 }
-#: a mark per kind of verdict, for Markdown (which has no colour)
-MARK = {"ok": "✅", "part": "🟡", "no": "❌", "fail": "⛔", "gpu": "⚪", "run": "⏳", "none": "⚪"}
+#: a mark per kind of badge, for Markdown (which has no colour)
+MARK = {
+    "ok": "✅",
+    "part": "🟡",
+    "contra": "❌",
+    "inc": "❔",
+    "gpu": "⚪",
+    "run": "⏳",
+    "none": "⚪",
+}
 #: a check's status at a scale, as a mark and as a colour class
-STATUS_MARK = {"holds": "✓", "mixed": "±", "fails": "✗"}
-STATUS_CLASS = {"holds": "ok", "mixed": "part", "fails": "no"}
-#: the order the summary counts verdicts in
-ORDER = (REPRODUCED, PARTIAL, NOT_REPRODUCED, "failed (sanity)", FAILED, NEEDS_GPU)
+STATUS_MARK = {"holds": "✓", "mixed": "±", "fails": "✗", "untestable": "?"}
+STATUS_CLASS = {"holds": "ok", "mixed": "part", "fails": "contra", "untestable": "inc"}
+#: the order the summary counts outcomes in
+ORDER = tuple(o.value for o in Outcome)
+#: the badge class of each outcome and of the not-run reasons that have their own
+CLASS = {
+    Outcome.REPRODUCED: "ok",
+    Outcome.PARTIAL: "part",
+    Outcome.CONTRADICTED: "contra",
+    Outcome.INCONCLUSIVE: "inc",
+    Why.RUNNING: "run",
+    Why.NEEDS_GPU: "gpu",
+}
 
 
 def fmt_value(v: Any) -> str:
+    """A value as the reports show it: booleans as words (``yes`` / ``no``), numbers to four
+    significant digits, lists cut after six entries.
+
+    >>> fmt_value(True), fmt_value(False), fmt_value(0.123456), fmt_value(None)
+    ('yes', 'no', '0.1235', '—')
+    """
     if v is None:
         return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, list):
         return "[" + ", ".join(fmt_value(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
     return fmt(v)
@@ -85,44 +108,42 @@ def instance_label(instance: str) -> str:
     return instance
 
 
-def verdict_class(verdict: str) -> str:
-    """``ok``, ``part``, ``no``, ``fail``, ``gpu``, ``run`` (running) or ``none`` (not run) for a
-    verdict text (or a headline's part).
+def kind_class(kind: str) -> str:
+    """The badge class (``ok``, ``part``, ``contra``, ``inc``, ``run``, ``gpu``, ``none``) of a
+    kind: an :class:`~nclab.verdicts.Outcome` value, or why a scale is not run (a
+    :class:`~nclab.verdicts.Why` value).
 
-    >>> [verdict_class(v) for v in ("reproduced", "failed (sanity: x)", "not run: needs GPU")]
-    ['ok', 'fail', 'gpu']
-    >>> verdict_class("running at paper size (1/3 units finished)")
-    'run'
+    >>> [kind_class(k) for k in ("reproduced", "contradicted", "needs a GPU", "not in the ledger")]
+    ['ok', 'contra', 'gpu', 'none']
     """
-    if verdict.startswith(REPRODUCED):
-        return "ok"
-    if verdict.startswith(PARTIAL):
-        return "part"
-    if verdict.startswith(NOT_REPRODUCED):
-        return "no"
-    if verdict.startswith(FAILED):
-        return "fail"
-    if verdict.startswith(RUNNING):
-        return "run"
-    return "gpu" if "GPU" in verdict else "none"
+    return CLASS.get(kind, "none")
 
 
-def headline_group(verdict: str) -> str:
-    """The verdict as the summary counts it: every ``failed (sanity: <names>)`` together."""
-    return "failed (sanity)" if verdict.startswith(f"{FAILED} (sanity") else verdict
+def scale_kind(sd: Mapping[str, Any]) -> str:
+    """A scale's kind: its outcome where judged, else why it is not run."""
+    if sd.get("outcome", Outcome.NOT_RUN) != Outcome.NOT_RUN:
+        return sd["outcome"]
+    return not_run_why(sd)
 
 
 def summary_counts(results: Sequence[Any]) -> dict[str, int]:
-    """The claims counted by their headline verdict, in :data:`ORDER` (then the others).
+    """The claims counted by their headline outcome, every outcome in :data:`ORDER`.
 
-    ``{"reproduced": 31, "partial": 9, "failed (sanity)": 1, "not run: needs GPU": 4}``
+    ``{"reproduced": 31, "partial": 9, "contradicted": 1, "inconclusive": 5, "not run": 4}``
     """
-    counts: dict[str, int] = {}
+    counts = dict.fromkeys(ORDER, 0)
     for r in results:
-        g = headline_group(r.verdict)
-        counts[g] = counts.get(g, 0) + 1
-    rank = {v: i for i, v in enumerate(ORDER)}
-    return dict(sorted(counts.items(), key=lambda kv: (rank.get(kv[0], len(ORDER)), kv[0])))
+        counts[Outcome(r.outcome).value] += 1
+    return counts
+
+
+def paper_counts(results: Sequence[Any]) -> dict[str, dict[str, int]]:
+    """Per paper, the claims counted by their headline outcome (every outcome)."""
+    out: dict[str, dict[str, int]] = {}
+    for r in results:
+        c = out.setdefault(r.paper, dict.fromkeys(ORDER, 0))
+        c[Outcome(r.outcome).value] += 1
+    return out
 
 
 def n_claims(results: Sequence[Any]) -> str:
@@ -131,24 +152,20 @@ def n_claims(results: Sequence[Any]) -> str:
 
 
 def counts_text(counts: Mapping[str, int]) -> str:
-    """``"31 reproduced, 9 partial, 1 failed (sanity)"``."""
+    """``"31 reproduced, 9 partial, 0 contradicted, 2 inconclusive, 4 not run"``."""
     return ", ".join(f"{n} {v}" for v, n in counts.items())
 
 
 def not_run_why(sd: Mapping[str, Any]) -> str:
-    """A not-run scale's kind: ``needs GPU``, ``no preset``, ``running`` (its runs are going) or
-    ``not run``."""
-    why = sd.get("reason", "")
-    if why.startswith(f"{RUNNING}: "):
-        return RUNNING
-    if "GPU" in why:
-        return "needs GPU"
-    return "no preset" if why.startswith("no ") and why.endswith(" preset") else NOT_RUN
+    """Why a scale is not run: its first reason's kind (a :class:`~nclab.verdicts.Why` value:
+    ``needs a GPU``, ``no preset``, ``running``, ``same run``, ``not in the ledger``, ...)."""
+    reasons = sd.get("reasons") or []
+    return reasons[0]["why"] if reasons else Why.NOT_IN_LEDGER.value
 
 
 def scale_sources(results: Sequence[Any]) -> dict[str, dict[str, int]]:
-    """Per scale, how many claims were judged from ``this run`` and from the ``ledger``, and how
-    many were not (``not run``, ``needs GPU``, ``no preset``)."""
+    """Per scale, how many claims were judged from ``this run`` and from the ``ledger``, and why
+    the others were not (a :class:`~nclab.verdicts.Why` value each)."""
     out: dict[str, dict[str, int]] = {}
     for s in SCALES:
         c: dict[str, int] = {}
@@ -156,52 +173,58 @@ def scale_sources(results: Sequence[Any]) -> dict[str, dict[str, int]]:
             sd = r.scales.get(s)
             if sd is None:
                 continue
-            if sd["verdict"] == NOT_RUN:
-                key = not_run_why(sd)
-            else:
-                key = sd.get("source") or NOT_RUN
+            judged = sd["outcome"] != Outcome.NOT_RUN
+            key = (sd.get("source") or Why.NOT_IN_LEDGER.value) if judged else not_run_why(sd)
             c[key] = c.get(key, 0) + 1
-        order = ("this run", "ledger", RUNNING, NOT_RUN, "needs GPU", "no preset")
-        out[s] = {k: c[k] for k in order if k in c}
+        first = ("this run", "ledger")
+        out[s] = {k: c[k] for k in [*first, *sorted(set(c) - set(first))] if k in c}
     return out
 
 
+#: how the summary line words each source or reason
+SOURCE_WORDS = {
+    "this run": "from this run",
+    "ledger": "from the ledger",
+    Why.NEEDS_GPU.value: "need a GPU",
+    Why.NO_PRESET.value: "without a preset",
+    Why.SAME_RUN.value: "the same run as a larger scale",
+    Why.NOT_IN_LEDGER.value: "not in the ledger",
+}
+
+
 def sources_text(sources: Mapping[str, Mapping[str, int]]) -> str:
-    """``"quick: 48 from this run; medium: 30 from the ledger, 18 not run, 2 without a preset;
-    full: 12 from the ledger, 10 need a GPU, 26 not run"``."""
-    words = {
-        "this run": "from this run",
-        "ledger": "from the ledger",
-        "needs GPU": "need a GPU",
-        "no preset": "without a preset",
-    }
+    """``"quick: 48 from this run; medium: 30 from the ledger, 18 not in the ledger, 2 without a
+    preset; full: 12 from the ledger, 10 need a GPU"``."""
     parts = []
     for s, c in sources.items():
         if c:
-            parts.append(f"{s}: " + ", ".join(f"{n} {words.get(k, k)}" for k, n in c.items()))
+            parts.append(
+                f"{s}: " + ", ".join(f"{n} {SOURCE_WORDS.get(k, k)}" for k, n in c.items())
+            )
     return "; ".join(parts)
 
 
 def summary(results: Sequence[Any]) -> dict[str, Any]:
     """What report.json carries beside the claims: the number of claims, the counts by headline
-    verdict and where each scale's verdicts come from."""
+    outcome (all and per paper) and where each scale's outcomes come from."""
     return {
         "claims": len(results),
         "counts": summary_counts(results),
+        "papers": paper_counts(results),
         "scales": scale_sources(results),
     }
 
 
 def seeds_passing(sd: Mapping[str, Any]) -> tuple[int, int]:
-    """(seeds on which every statement check passes, seeds judged one by one) at a scale; (0, 0)
-    when no check could be judged per seed (the summary holds the mean only)."""
+    """(seeds on which every statement check passes, valid seeds judged one by one) at a scale;
+    (0, 0) when no check could be judged per seed (the summary holds the mean only). A seed no
+    check could judge (an invalid one) is not counted."""
     stmt = [c for c in sd.get("checks", []) if c.get("kind", STATEMENT) == STATEMENT]
     per = [c.get("per_seed") or [] for c in stmt]
     n = max((len(p) for p in per), default=0)
-    if not n or not any(x is not None for p in per for x in p):
-        return 0, 0
-    ok = sum(all(p[i] is not False for p in per if i < len(p)) for i in range(n))
-    return ok, n
+    judged = [i for i in range(n) if any(i < len(p) and p[i] is not None for p in per)]
+    ok = sum(all(p[i] is not False for p in per if i < len(p)) for i in judged)
+    return ok, len(judged)
 
 
 def _seeds(n: int) -> str:
@@ -209,29 +232,37 @@ def _seeds(n: int) -> str:
 
 
 def badge(sd: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
-    """(class, verdict word, seeds text, detail) of one scale's badge.
+    """(class, word, seeds text, detail) of one scale's badge.
 
-    Judged: the verdict, ``"2/3 seeds"`` (seeds on which every statement check passes) and, where
-    the verdict is not "reproduced", why (the failing checks with their seed counts). Not judged:
-    ``not run``, ``needs GPU``, ``no preset`` or ``running`` (with how far its runs got), and why.
+    Judged: the outcome, ``"2/3 seeds"`` (valid seeds on which every statement check passes,
+    and how many seeds are invalid) and, where it is not "reproduced", why. Not judged: why
+    (``needs a GPU``, ``no preset``, ``running`` with how far its runs got, ``same run as full``).
     """
     if sd is None:
-        return "none", "no preset", "", ""
-    v = sd["verdict"]
-    if v == NOT_RUN:
+        return "none", Why.NO_PRESET.value, "", ""
+    if sd["outcome"] == Outcome.NOT_RUN:
         why = not_run_why(sd)
-        reason = sd.get("reason", "").removeprefix(f"{NOT_RUN}: ")
-        if why == RUNNING:  # "running: 1/3 units finished, seed-1 at step 1500 of 10000, as of ..."
-            going = reason.removeprefix(f"{RUNNING}: ")
-            return "run", why, going.split(", ")[0], going
-        return ("gpu" if why == "needs GPU" else "none"), why, "", reason
-    cls = verdict_class(v)
-    if v.startswith(FAILED):
-        word = FAILED if v == FAILED else f"{FAILED} (sanity)"
-        return cls, word, _seeds(sd["seeds"]) if sd.get("seeds") else "", sd.get("reason", "")
+        detail = (sd.get("reasons") or [{}])[0].get("detail", "")
+        if why == RUNNING:  # "1/3 units finished, seed-1 at step 1500 of 10000, as of ..."
+            return "run", why, detail.split(", ")[0], detail
+        if why == Why.SAME_RUN:
+            return "none", f"same run as {sd.get('same_as', '')}", "", detail
+        return kind_class(why), why, "", detail
     ok, n = seeds_passing(sd)
+    bad = len(sd.get("invalid") or [])
     seeds = f"{ok}/{n} seeds" if n else (f"{_seeds(sd['seeds'])}, mean" if sd.get("seeds") else "")
-    return cls, v, seeds, sd.get("reason", "")
+    seeds += f" ({bad} invalid)" if bad else ""
+    return kind_class(sd["outcome"]), sd["outcome"], seeds, sd.get("reason", "")
+
+
+def diagnosis_text(d: Any) -> str:
+    """A diagnosis in one line, ``"<kind>: <text>"`` (a :class:`~nclab.verdicts.Diagnosis`, or
+    the mapping report.json and a result's scales carry); '' for none."""
+    if not d:
+        return ""
+    if isinstance(d, Mapping):
+        return f"{d['kind']}: {d['text']}"
+    return d.line()
 
 
 def ladder_entries(r: Any) -> list[tuple[str, Mapping[str, Any]]]:
@@ -249,21 +280,6 @@ def figure_scale(r: Any) -> str:
         if r.scales.get(s, {}).get("figures"):
             return s
     return ""
-
-
-def headline_parts(text: str) -> list[str]:
-    """The headline split at ``"; "`` outside parentheses (a part's reason may hold one).
-
-    >>> headline_parts("partial at medium size (a fails 2/3 seeds; b fails); reproduced at quick size")
-    ['partial at medium size (a fails 2/3 seeds; b fails)', 'reproduced at quick size']
-    """
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth == 0 and text.startswith("; ", i):
-            parts.append(text[start:i])
-            start = i + 2
-    return [*parts, text[start:]]
 
 
 def headline_numbers(r: Any, k: int = 3) -> tuple[list[tuple[str, str, str]], str]:
@@ -334,23 +350,29 @@ def presets_text(sd: Mapping[str, Any]) -> str:
     return "; ".join(f"{a}: {p}" for a, p in presets.items())
 
 
+#: the order of the checks' roles in a claim's check table
+ROLE_ORDER = {"statement": 0, "ours-beyond": 1, "sanity": 2}
+
+
 def check_rows(r: Any) -> list[tuple[str, str, str, dict[str, Mapping[str, Any]]]]:
-    """(name, kind, description, {scale: outcome}) of every check at any judged scale, the
-    statement checks first, each in the claim's order."""
+    """(name, kind, description, {scale: outcome}) of every check at any judged scale: the
+    statement checks first, then ours-beyond, then sanity, each in the claim's order."""
     rows: dict[str, tuple[str, str, dict]] = {}
     for s in SCALES:
         sd = r.scales.get(s)
-        if not sd or sd["verdict"] == NOT_RUN:
+        if not sd or sd["outcome"] == Outcome.NOT_RUN:
             continue
         for c in sd.get("checks", []):
-            name = c.get("name") or c.get("check", "")
+            name = c["name"]
             kind = c.get("kind", STATEMENT)
-            desc = c.get("description") or c.get("check", "")
+            desc = c.get("description", "")
+            if c.get("reading"):
+                desc = f"reading ({c['reading']}) of {c['statement']}: {desc}"
             origin = threshold_origin(c)
             desc += f" ({origin})" if origin else ""
             rows.setdefault(name, (kind, desc, {}))[2][s] = c
     out = [(n, k, d, by) for n, (k, d, by) in rows.items()]
-    return sorted(out, key=lambda row: row[1] != STATEMENT)
+    return sorted(out, key=lambda row: ROLE_ORDER.get(row[1], 3))
 
 
 def threshold_origin(c: Mapping[str, Any]) -> str:
@@ -364,18 +386,26 @@ def threshold_origin(c: Mapping[str, Any]) -> str:
 
 
 def status_of(c: Mapping[str, Any]) -> str:
+    """A check's status at a scale (a :class:`~nclab.verdicts.Status` value); a check's raw
+    evaluation (no status yet) holds or fails by whether it passed."""
     return c.get("status") or ("holds" if c.get("passed") else "fails")
 
 
 def check_cell(c: Mapping[str, Any]) -> tuple[str, str, str]:
-    """(status, seeds text, value vs threshold) of one check at one scale."""
+    """(status, seeds text, value vs threshold, and why it cannot be evidence where it is
+    untestable) of one check at one scale."""
     n, ok = c.get("seeds_judged") or 0, c.get("seeds_passed") or 0
     seeds = f"{ok}/{n} seeds" if n else "mean"
     if c.get("value") is None and c.get("threshold") is None:
         vs = ""
+    elif isinstance(c.get("threshold"), bool | str) and c.get("op") == "==":
+        vs = f"{fmt_value(c.get('value'))} (expected {fmt_value(c.get('threshold'))})"
     else:
         ours = ", ours" if c.get("ours") else ""
         vs = f"{fmt_value(c.get('value'))} (threshold {fmt_value(c.get('threshold'))}{ours})"
+    blocked = c.get("blocked")
+    if blocked:
+        vs += f" [{blocked['why']}: {blocked['detail']}]" if blocked.get("detail") else ""
     return status_of(c), seeds, vs
 
 

@@ -9,34 +9,22 @@ Modules, one responsibility each (dependencies point one way: cli -> reproduce -
 * :mod:`~nclab.reproduce.instance`: a claim's instance text, computed from its presets against
   the paper's setting (``instance_text``, ``paper_preset``);
 * :mod:`~nclab.reproduce.plan`: the deduplicated runs a set of claims needs;
-* :mod:`~nclab.reproduce.judge`: verdicts, ``ClaimResult``, ``judge``, ``judge_dir``;
+* :mod:`~nclab.reproduce.outcomes`: a claim's outcome at one scale (the rules of
+  :mod:`nclab.verdicts`);
+* :mod:`~nclab.reproduce.judge`: every scale of a claim, ``ClaimResult``, ``judge_dir``;
 * :mod:`~nclab.reproduce.runner`: ``reproduce()``, plan + execute + judge + reports;
 * :mod:`~nclab.reproduce.backends`: ``Job``, ``execute`` (inline, local process pool, Ray);
 * :mod:`~nclab.reproduce.sweep`: ``nclab sweep`` grids.
 """
 
 from .checks import Check, Equals, Ratio
-from .judge import judge_dir, verdict
-from .registry import (
-    FAILED,
-    NEEDS_GPU,
-    NOT_REPRODUCED,
-    PARTIAL,
-    REPRODUCED,
-    Claim,
-    RunSpec,
-    all_claims,
-    select,
-)
+from .judge import judge_dir
+from .outcomes import verdict
+from .registry import Claim, RunSpec, all_claims, select
 from .results import ClaimResult
 from .summaries import lookup, lookup_std
 
 __all__ = [
-    "FAILED",
-    "NEEDS_GPU",
-    "NOT_REPRODUCED",
-    "PARTIAL",
-    "REPRODUCED",
     "Check",
     "Claim",
     "ClaimResult",

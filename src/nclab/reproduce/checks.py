@@ -39,12 +39,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ConfigError
+from ..verdicts import SCALES, Role
 from .summaries import diverged_note, every, lookup
 
 Summaries = Mapping[str, Mapping[str, Any]]
 OPS = ("<=", "<", ">=", ">", "==", "~")
-STATEMENT, SANITY = "statement", "sanity"
-KINDS = (STATEMENT, SANITY)
+STATEMENT, SANITY, BEYOND = Role.STATEMENT.value, Role.SANITY.value, Role.BEYOND.value
+KINDS = tuple(r.value for r in Role)
 
 
 def slug(text: str, limit: int = 48) -> str:
@@ -79,17 +80,36 @@ def outcome(chk: Any, passed: bool, value: Any, threshold: Any, detail: str) -> 
         "kind": chk.kind,
         "ours": chk.ours,
         "source": chk.source,
+        "statement": chk.statement,
+        "reading": chk.reading,
     }
 
 
+@dataclass(frozen=True, kw_only=True)
 class _Named:
-    """Fills an empty ``name`` with the slug of the description; checks the kind."""
+    """What every check declares beside its comparison (keyword-only):
 
-    describe: str
-    name: str
-    kind: str
-    ours: str
-    source: str
+    ``name`` (default: the slug of the description); ``kind``, its role
+    (:class:`~nclab.verdicts.Role`: the paper's statement, a sanity check on our code, or
+    ours-beyond); ``ours`` / ``source``, where its threshold comes from; ``depends_on``, the
+    settings a failure depends on (glob patterns of dotted config keys, ``"seeds"`` for the seed
+    count, ``"instance"`` for a run of our own instance where no preset runs the paper's setting;
+    None: every setting, so any deviation from the paper makes a failure inconclusive; ``()``:
+    none, a statement that holds for any instance meeting its hypotheses); ``min_scale``, the
+    smallest scale that can test it, with ``scale_why`` (below it, a failure is inconclusive);
+    ``of``, the statement it is one reading of (checks sharing ``of`` are readings of one
+    sentence, ``reading`` says which).
+    """
+
+    name: str = ""
+    kind: str = STATEMENT
+    ours: str = ""
+    source: str = ""
+    depends_on: tuple[str, ...] | None = None
+    min_scale: str = ""
+    scale_why: str = ""
+    of: str = ""
+    reading: str = ""
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -103,6 +123,21 @@ class _Named:
                 f"check {self.name!r}: the threshold is ours (ours=...) or the paper's "
                 "(source=...), not both"
             )
+        if self.min_scale and self.min_scale not in SCALES:
+            raise ConfigError(
+                f"check {self.name!r}: min_scale must be one of {SCALES}, got {self.min_scale!r}"
+            )
+        if self.min_scale and not self.scale_why:
+            raise ConfigError(
+                f"check {self.name!r}: say why (scale_why=) it needs {self.min_scale}"
+            )
+        if isinstance(self.depends_on, str):
+            raise ConfigError(f"check {self.name!r}: depends_on is a tuple of key patterns")
+
+    @property
+    def statement(self) -> str:
+        """The statement this check is a reading of (its own name when it is the only one)."""
+        return self.of or self.name
 
 
 @dataclass(frozen=True)
@@ -116,10 +151,6 @@ class Check(_Named):
     ref: str | None = None
     rtol: float | None = None
     margin: float = 0.0
-    name: str = ""
-    kind: str = STATEMENT
-    ours: str = ""
-    source: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -210,10 +241,6 @@ class Ratio(_Named):
     num: str
     den: str
     below: float
-    name: str = ""
-    kind: str = STATEMENT
-    ours: str = ""
-    source: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -248,10 +275,6 @@ class Equals(_Named):
     describe: str
     path: str | tuple[str, ...]
     expected: str | bool
-    name: str = ""
-    kind: str = STATEMENT
-    ours: str = ""
-    source: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -295,6 +318,13 @@ def sanity(chk: AnyCheck) -> AnyCheck:
     """``chk`` as a sanity check on our code (not the paper's statement): it holds by
     construction or by a theorem with slack, so a failure is a bug, not evidence."""
     return replace(chk, kind=SANITY)
+
+
+def beyond(chk: AnyCheck) -> AnyCheck:
+    """``chk`` as ours-beyond: it tests something the paper does not state (how tight a bound
+    is, a slope read off a figure, whether plain gradient descent reaches what the paper reaches
+    with a tuned scheme). Reported beside the statement checks; it never decides the verdict."""
+    return replace(chk, kind=BEYOND)
 
 
 def at_most(

@@ -86,13 +86,38 @@ def paper_setting(spec: RunSpec) -> PaperSetting | None:
 
 
 @dataclass(frozen=True)
+class Deviation:
+    """One way a run differs from the paper's setting: a dotted config ``key`` (``"seeds"`` for
+    the seed count, ``"instance"`` where no preset runs the paper's setting), our value and the
+    reference's (``"—"`` where it has none), and what the reference is (``"paper"``, ``"paper
+    preset"`` for a value the paper does not state, ``"full"`` for our own instance's full
+    preset, ``""`` for a key the paper preset does not use)."""
+
+    key: str
+    ours: Any
+    ref: Any = "—"
+    label: str = "paper"
+
+    def text(self) -> str:
+        """``"train.epochs 4800 (paper: 100000)"``."""
+        if self.key == "instance":
+            return f"no preset runs the paper's setting ({self.ours})"
+        if not self.label:
+            return f"{self.key} {fmt_value(self.ours)}"
+        return f"{self.key} {fmt_value(self.ours)} ({self.label}: {fmt_value(self.ref)})"
+
+
+@dataclass(frozen=True)
 class RunInstance:
     """One run of a mode against the paper: ``kind`` ``"paper"``, ``"smaller"`` or ``"ours"``;
-    ``items`` the ``"key value ..."`` parts; ``reason`` why no preset runs the paper's setting."""
+    ``items`` the ``"key value ..."`` parts; ``reason`` why no preset runs the paper's setting;
+    ``deviations`` what differs from the paper (for ``"ours"``: the instance itself, then what
+    the mode changes from the full preset)."""
 
     kind: str
     items: tuple[str, ...] = ()
     reason: str = ""
+    deviations: tuple[Deviation, ...] = ()
 
 
 def _differences(
@@ -101,18 +126,17 @@ def _differences(
     label: str,
     unstated: tuple[str, ...] = (),
     unused: tuple[str, ...] = (),
-) -> tuple[str, ...]:
-    """``"key value (label: value)"`` for each key whose values differ, in the config's order."""
+) -> tuple[Deviation, ...]:
+    """A :class:`Deviation` for each key whose values differ, in the config's order."""
     out = []
     for key in [*ours, *(k for k in ref if k not in ours)]:
         mine, theirs = ours.get(key, "—"), ref.get(key, "—")
         if mine == theirs:
             continue
         if key in unused:
-            out.append(f"{key} {fmt_value(mine)}")
+            out.append(Deviation(key, mine, theirs, ""))
         else:
-            what = "paper preset" if key in unstated else label
-            out.append(f"{key} {fmt_value(mine)} ({what}: {fmt_value(theirs)})")
+            out.append(Deviation(key, mine, theirs, "paper preset" if key in unstated else label))
     return tuple(out)
 
 
@@ -126,18 +150,31 @@ def run_instance(spec: RunSpec, mode: str, seeds: int | None = None) -> RunInsta
     paper, reason = paper_preset(spec)
     if paper is None:
         full = exp.setting(spec.full, dict(spec.set))
-        items = () if preset == spec.full else _differences(ours, full, "full")
-        return RunInstance("ours", items, reason)
+        diff = () if preset == spec.full else _differences(ours, full, "full")
+        own = (Deviation("instance", reason, "—", ""),)
+        return RunInstance("ours", tuple(d.text() for d in diff), reason, own + diff)
     declared = exp.paper[paper]
     ref = exp.setting(paper)
     diff = _differences(ours, ref, "paper", declared.unstated, declared.unused)
     seeds = spec.seeds_at(mode) if seeds is None else seeds
     if declared.seeds is not None and seeds != declared.seeds:
-        diff += (f"seeds {seeds} (paper: {declared.seeds})",)
+        diff += (Deviation("seeds", seeds, declared.seeds),)
     if diff:
-        return RunInstance("smaller", diff)
+        return RunInstance("smaller", tuple(d.text() for d in diff), deviations=diff)
     unstated = tuple(f"{k} {fmt_value(ref[k])}" for k in declared.unstated)
     return RunInstance("paper", unstated + (() if declared.seeds else (f"seeds {seeds}",)))
+
+
+def deviations(claim: Claim, mode: str, seeds: Mapping[str, int] | None = None) -> dict:
+    """Each run's :class:`Deviation` s from the paper's setting in ``mode``, by alias (empty
+    where the run is the paper's setting; ``{}`` when the claim has no ``mode`` preset)."""
+    if not claim.runnable(mode):
+        return {}
+    seeds = seeds or {}
+    return {
+        alias: run_instance(spec, mode, seeds.get(alias)).deviations
+        for alias, spec in claim.runs.items()
+    }
 
 
 def _ours_text(run: RunInstance) -> str:

@@ -1,26 +1,26 @@
-"""Judging claims at every scale the evidence covers, per seed and on the mean.
+"""Judging claims at every scale the evidence covers, per valid seed and on the mean.
 
 A claim is judged at each scale (quick, medium, full: :data:`~.registry.SCALES`) on the runs of
 that scale: those a reproduce just made, else the ledger's records (:mod:`nclab.evidence`). At a
-scale, each check is evaluated on the summary (the mean over seeds) and on each seed's summary
-(``per_seed`` of a run over seeds, ``by_seed`` of a grid); it *holds* when it passes on the mean
-and on every seed, *fails* when it fails on the mean and on every seed, and is *mixed* otherwise.
+scale, :func:`~.outcomes.verdict` gives the outcome (:class:`~nclab.verdicts.Outcome`) with its
+typed reasons, from each run's validity per seed and its deviations from the paper's setting
+(:class:`~.outcomes.Scene`); a claim that is not reproduced there carries a
+:class:`~nclab.verdicts.Diagnosis`: the one the claim declares for that scale, else (for an
+inconclusive outcome) the one its reasons give. A scale without evidence is "not run", with why
+(:class:`~nclab.verdicts.Why`: no preset, needs a GPU, not in the ledger, running, a record
+that predates a check); a smaller rung whose record is a larger rung's is "not run: same run as
+<scale>" -- one record is one scale.
 
-Verdict at a scale: a run that raised -> ``"failed"``; a sanity check (on our code) that does not
-hold -> ``"failed (sanity: <name>)"``, a bug to fix; else, on the paper's statement checks, every
-one holds -> ``"reproduced"``, every one fails -> ``"not reproduced"``, otherwise ``"partial"``
-(with the reason: ``"embedding-nc1 fails 2/3 seeds"``). A scale without evidence is ``"not run"``.
-
-The claim's headline is the verdict at the largest scale judged, then any smaller scale's
-verdict, then the larger scales not run (with the claim's runtime estimate there; a scale the claim
-has no preset for is left out): ``"partial at medium size (embedding-nc1 fails 2/3
-seeds); reproduced at quick size; not run at paper size (about 2 h a run on CPU)"``. The
-result's top-level fields (verdict, checks, measured values, runs, figures, instance) are those of
+The claim's headline is the outcome at the largest scale judged, then any smaller scale's, then
+the larger scales not run (with the claim's runtime estimate there; a scale the claim has no
+preset for is left out): ``"inconclusive at medium size (no-wd-loss: scale too small: ...);
+reproduced at quick size; not run at full size (needs a GPU)"``. The result's top-level fields
+(outcome, reasons, diagnosis, checks, measured values, runs, figures, instance) are those of
 that largest scale; ``scales`` holds every scale's.
 
 The ledger's evidence at a scale is a record of each run (one that lacks a key a check reads
-judges nothing: "the record predates <key>"), else where a run still going stands ("running at
-paper size (...)"); a claim's variants are judged likewise and named after its verdict.
+judges nothing: "the record predates <key>"), else where a run still going stands; a claim's
+variants are judged likewise and named after its outcome.
 
 Length: the scales, the headline across them and the ledger's three kinds of evidence (records,
 runs still going, variants) are one decision, read in one place.
@@ -41,20 +41,15 @@ from ..experiments.schema import read_summary_versioned
 from ..provenance import PROVENANCE
 from ..report.claims_report import fmt_secs
 from ..runs import RunDir, to_jsonable
+from ..verdicts import SCALES, Outcome, Reason, Why, derived_diagnosis
 from . import registry
-from .outcomes import Summaries, reason, verdict
-from .registry import (
-    NEEDS_GPU,
-    SCALES,
-    Claim,
-    Variant,
-)
+from .instance import deviations
+from .outcomes import Scene, Summaries, verdict
+from .registry import Claim, Variant
 from .results import NOT_RUN, ClaimResult, ScaleResult, scale_words
 from .summaries import lookup, lookup_std
 
 MANIFEST = "reproduce.json"
-RUNNING_WORD = "running: "  # the reason of a scale whose runs are still going
-PREDATES = "predates"  # a record made before its summary held what a check reads
 
 
 # --- one scale --------------------------------------------------------------------------------
@@ -105,6 +100,16 @@ def _read(summaries: Summaries, path: str, std: bool = False) -> Any:
         return None
 
 
+def scene_of(claim: Claim, scale: str, seeds: Mapping[str, int] | None = None) -> Scene:
+    """What the judge needs of ``scale`` besides the summaries: each run's deviations from the
+    paper's setting and its validity conditions."""
+    return Scene(
+        scale,
+        deviations(claim, scale, seeds),
+        {alias: spec.valid_if() for alias, spec in claim.runs.items()},
+    )
+
+
 def judge_scale(
     claim: Claim,
     scale: str,
@@ -118,23 +123,25 @@ def judge_scale(
     """The claim judged at ``scale`` on these run summaries (see the module docstring); the
     instance text is that of ``described`` (a variant's claim, :func:`as_variant`) when given,
     with the seed counts of the runs judged."""
-    v, checks = verdict(claim, summaries)
-    ok = all(not s.get("failed") for s in summaries.values())
     counts = {a: len(s.get("seeds") or [0]) for a, s in summaries.items()}
-    n = max(counts.values(), default=0)
+    shown = described or claim
+    v = verdict(claim, summaries, scene_of(shown, scale, counts))
+    ok = all(not s.get("failed") for s in summaries.values())
     res = ScaleResult(
         scale,
-        v,
-        reason(v, checks),
-        seeds=n,
-        instance=(described or claim).instance(scale, counts),
+        v.outcome,
+        list(v.reasons),
+        seeds=max(counts.values(), default=0),
+        instance=shown.instance(scale, counts),
         source=source,
-        checks=checks,
+        checks=v.checks,
+        invalid=v.invalid,
         runs=runs,
         provenance=provenance or {},
         command=command_for(claim, scale, seeds),
         presets=presets_of(claim, scale),
     )
+    res.diagnosis = diagnosis_of(claim, res)
     if ok:
         res.theory = {label: _read(summaries, p) for label, p in claim.theory.items()}
         res.measured = {
@@ -147,11 +154,27 @@ def judge_scale(
     return res
 
 
-def not_run_scale(claim: Claim, scale: str, why: str, seeds: int | None = None) -> ScaleResult:
-    """A scale without evidence: ``why`` (no preset, needs a GPU, not in the ledger)."""
-    res = ScaleResult(scale, NOT_RUN, why, instance=claim.instance(scale))
+def diagnosis_of(claim: Claim, res: ScaleResult):
+    """The diagnosis of a scale that is not reproduced: the claim's own for that scale (its
+    ``diagnosis``), else what the reasons of an inconclusive outcome give; None where the
+    outcome is reproduced or not run."""
+    if res.outcome in (Outcome.REPRODUCED, Outcome.NOT_RUN):
+        return None
+    declared = claim.diagnosis_at(res.scale, res.outcome)
+    if declared is not None:
+        return declared
+    if res.outcome is Outcome.INCONCLUSIVE:
+        return derived_diagnosis(res.reasons)
+    return None
+
+
+def not_run_scale(
+    claim: Claim, scale: str, why: Why, seeds: int | None = None, detail: str = ""
+) -> ScaleResult:
+    """A scale without evidence: ``why`` (no preset, needs a GPU, not in the ledger, ...)."""
+    res = ScaleResult(scale, NOT_RUN, [Reason(why, (), detail)], instance=claim.instance(scale))
     res.presets = presets_of(claim, scale)
-    gpu = " (on a machine with a GPU)" if why == NEEDS_GPU else ""
+    gpu = " (on a machine with a GPU)" if why is Why.NEEDS_GPU else ""
     res.command = command_for(claim, scale, seeds) + gpu
     return res
 
@@ -169,11 +192,11 @@ def running_scale(
         entry = running(ledger, spec.experiment, spec.preset(scale), over)
         if entry is None:
             return None
-        words.append(progress_words(entry).removeprefix(RUNNING_WORD))
+        words.append(progress_words(entry).removeprefix("running: "))
         resume.append(entry["resume"])
     if not words:
         return None
-    res = not_run_scale(claim, scale, RUNNING_WORD + "; ".join(words))
+    res = not_run_scale(claim, scale, Why.RUNNING, detail="; ".join(words))
     res.command = " && ".join(resume)
     return res
 
@@ -189,69 +212,77 @@ def _cost(claim: Claim, scale: str) -> str:
 # --- the claim: every scale and the headline ----------------------------------------------------
 
 
-def headline(claim: Claim, scales: Mapping[str, ScaleResult]) -> tuple[str, str, str]:
-    """(verdict, scale, headline text) from every scale's result (module docstring)."""
+def _not_run_words(s: str, r: ScaleResult, claim: Claim | None = None) -> str:
+    """``"running at full size (1/3 units finished, ...)"``, ``"not run at full size (needs a
+    GPU)"``, ``"quick size: same run as full size"``."""
+    detail = r.reasons[0].detail if r.reasons else ""
+    if r.why is Why.RUNNING:
+        return f"running at {scale_words(s)} ({detail})"
+    if r.why is Why.SAME_RUN:
+        return f"{scale_words(s)}: same run as {scale_words(r.same_as)}"
+    if r.why is Why.PREDATES:
+        return f"not run at {scale_words(s)} ({detail})"
+    if r.why is Why.NEEDS_GPU or claim is None:
+        return f"not run at {scale_words(s)} ({(r.why or Why.NOT_IN_LEDGER).value})"
+    return f"not run at {scale_words(s)} ({_cost(claim, s)})"
+
+
+def _kind(r: ScaleResult) -> str:
+    """What a headline part is, for its colour: the outcome, or why the scale is not run."""
+    return r.outcome.value if r.judged else (r.why or Why.NOT_IN_LEDGER).value
+
+
+def headline(
+    claim: Claim, scales: Mapping[str, ScaleResult]
+) -> tuple[Outcome, str, list[tuple[str, str]]]:
+    """(outcome, scale, headline parts) from every scale's result (module docstring): each part
+    (kind, text), its kind an outcome or why the scale is not run."""
     order = [s for s in SCALES if s in scales]
-    judged = [s for s in order if scales[s].verdict != NOT_RUN]
+    judged = [s for s in order if scales[s].judged]
     if not judged:
-        going = [
-            f"running at {scale_words(s, scales[s].instance)} "
-            f"({scales[s].reason[len(RUNNING_WORD) :]})"
-            for s in order
-            if scales[s].reason.startswith(RUNNING_WORD)
-        ]
-        if going:
-            return f"{NOT_RUN}: running", "", "; ".join(going)
-        why = [scales[s].reason for s in order]
-        stale = [w for w in why if PREDATES in w]
-        if stale:  # say what to re-run rather than "needs GPU" for a larger scale
-            v = f"{NOT_RUN}: {stale[0]}"
-            gpu = "; needs a GPU at paper size" if NEEDS_GPU in why else ""
-            return v, "", v + gpu
-        reason = NEEDS_GPU if NEEDS_GPU in why else next((w for w in why if w), "no run")
-        v = reason if reason == NEEDS_GPU else f"{NOT_RUN}: {reason}"
-        return v, "", v
+        shown = [s for s in order if scales[s].why not in (Why.NO_PRESET, Why.SAME_RUN)]
+        going = [s for s in shown if scales[s].why is Why.RUNNING]
+        stale = [s for s in shown if scales[s].why is Why.PREDATES]
+        pick = going or stale or shown
+        parts = [(_kind(scales[s]), _not_run_words(s, scales[s])) for s in pick]
+        return NOT_RUN, "", parts or [(Why.NO_PRESET.value, "not run (no preset)")]
     top = judged[-1]
-    parts = [scales[top].words()]
-    parts += [scales[s].words() for s in reversed(judged[:-1])]
+    parts = [(_kind(scales[s]), scales[s].words()) for s in reversed(judged)]
     for s in order[order.index(top) + 1 :]:
         r = scales[s]
-        if r.reason == f"no {s} preset":
+        if r.why is Why.NO_PRESET:
             continue  # the claim has no run at this scale: nothing to say
-        if r.reason.startswith(RUNNING_WORD):
-            parts.append(
-                f"running at {scale_words(s, r.instance)} ({r.reason[len(RUNNING_WORD) :]})"
-            )
-            continue
-        cost = _cost(claim, s) if r.reason != NEEDS_GPU else "needs a GPU"
-        parts.append(f"{NOT_RUN} at {scale_words(s, r.instance)} ({cost})")
-    return scales[top].verdict, top, "; ".join(parts)
+        parts.append((_kind(r), _not_run_words(s, r, claim)))
+    return scales[top].outcome, top, parts
 
 
 def claim_result(claim: Claim, scales: Mapping[str, ScaleResult]) -> ClaimResult:
     """The claim's result: the headline, the largest judged scale's fields at the top level."""
-    v, top, text = headline(claim, scales)
+    outcome, top, parts = headline(claim, scales)
     if top:
         r = scales[top]
     else:  # nothing judged: the scale it needs a GPU for, else the first with a preset
-        gpu = [x for x in scales.values() if x.reason == NEEDS_GPU]
-        ran = [x for x in scales.values() if not x.reason.startswith("no ")]
+        gpu = [x for x in scales.values() if x.why is Why.NEEDS_GPU]
+        ran = [x for x in scales.values() if x.why is not Why.NO_PRESET]
         r = (gpu or ran or list(scales.values()) or [None])[0]
     res = ClaimResult(
         claim.id,
         claim.paper,
         claim.where,
         claim.claim,
-        v,
+        outcome,
         paper_values=dict(claim.paper_values),
         note=claim.note,
-        headline=text,
+        headline="; ".join(text for _, text in parts),
+        headline_parts=parts,
         scale=top,
+        statement=claim.sentence,
         scales={s: to_jsonable(asdict(x)) for s, x in scales.items()},
     )
     if r is not None:
         res.theory, res.measured, res.checks = r.theory, r.measured, r.checks
         res.runs, res.figures, res.command, res.instance = r.runs, r.figures, r.command, r.instance
+        res.reasons, res.diagnosis = r.reasons, r.diagnosis
     return res
 
 
@@ -300,8 +331,8 @@ def from_ledger(
     if missing:  # recorded before the summary had what a check reads: it judges nothing
         alias = missing[0].split(":")[0] if ":" in missing[0] else next(iter(runs))
         commit = (prov.get(alias, {}).get("commit") or "unknown")[:7]
-        why = f"the record ({commit}) {PREDATES} {missing[0]}: re-run it to judge"
-        res = not_run_scale(claim, scale, why)
+        why = f"the record ({commit}) predates {missing[0]}: re-run it to judge"
+        res = not_run_scale(claim, scale, Why.PREDATES, detail=why)
         res.runs, res.provenance = runs, prov
         return res
     described = as_variant(claim, variant) if variant is not None else None
@@ -346,9 +377,9 @@ def judge_variants(
                 if r is None and ledger is not None:
                     r = running_scale(claim, scale, ledger, v)
                 if r is None:
-                    why = NEEDS_GPU if claim.needs_gpu(scale) else "not in the ledger"
+                    why = Why.NEEDS_GPU if claim.needs_gpu(scale) else Why.NOT_IN_LEDGER
                     r = not_run_scale(claim, scale, why, seeds)
-            if not r.reason.startswith(RUNNING_WORD):
+            if r.why is not Why.RUNNING:
                 r.command = command_for(claim, scale, seeds) + " --variants"
             if not r.source:  # judged on runs, its instance has the variant's settings already
                 r.instance = as_variant(claim, v).instance(scale)
@@ -370,13 +401,45 @@ def variant_words(label: str, scales: Mapping[str, ScaleResult]) -> str:
     medium size (...)"`` where the ledger says how far its runs are."""
 
     def words(s: str, r: ScaleResult) -> str:
-        if r.verdict != NOT_RUN:
+        if r.judged:
             return r.words()
-        if r.reason.startswith(RUNNING_WORD):
-            return f"running at {scale_words(s, r.instance)} ({r.reason[len(RUNNING_WORD) :]})"
-        return f"{NOT_RUN} at {scale_words(s, r.instance)}"
+        if r.why is Why.RUNNING:
+            return _not_run_words(s, r)
+        return f"not run at {scale_words(s)}"
 
     return f"with {label}: " + "; ".join(words(s, r) for s, r in reversed(list(scales.items())))
+
+
+def same_runs(scales: dict[str, ScaleResult]) -> None:
+    """A smaller rung judged on the very records of a larger one is not evidence of its own:
+    it becomes "not run: same run as <larger scale>" (one record is one scale)."""
+    order = [s for s in SCALES if s in scales]
+    for i, s in enumerate(order):
+        r = scales[s]
+        if not r.judged or r.source != "ledger":
+            continue
+        for t in order[i + 1 :]:
+            big = scales[t]
+            if big.judged and big.source == "ledger" and big.runs == r.runs:
+                same = not_run_scale_like(r, Why.SAME_RUN, t)
+                scales[s] = same
+                break
+
+
+def not_run_scale_like(r: ScaleResult, why: Why, same_as: str) -> ScaleResult:
+    """``r`` as a not-run rung (same run as ``same_as``), keeping its presets and records."""
+    out = ScaleResult(
+        r.scale,
+        NOT_RUN,
+        [Reason(why, (), f"{r.scale} re-uses the {same_as} record")],
+        instance=r.instance,
+        runs=r.runs,
+        provenance=r.provenance,
+        presets=r.presets,
+        command=r.command,
+    )
+    out.same_as = same_as
+    return out
 
 
 def judge_claim(
@@ -390,12 +453,13 @@ def judge_claim(
 ) -> ClaimResult:
     """The claim at every scale: ``mode`` from the runs just made (``ran``: alias -> job), the
     others from the ledger; its variants likewise (``ran_variants``: label -> alias -> job).
-    The variants are reported beside the claim's verdict (the headline names them after it) and
-    never change it."""
+    The variants are reported beside the claim's outcome (the headline names them after it) and
+    never change it. ``not_run``: why ``mode`` was not run (a :class:`~nclab.verdicts.Why`
+    value)."""
     scales: dict[str, ScaleResult] = {}
     for scale in SCALES:
         if not claim.runnable(scale):
-            scales[scale] = not_run_scale(claim, scale, f"no {scale} preset", seeds)
+            scales[scale] = not_run_scale(claim, scale, Why.NO_PRESET, seeds)
             continue
         if scale == mode and ran:
             summaries, runs = read_summaries(ran)
@@ -408,19 +472,32 @@ def judge_claim(
         if found is not None:
             scales[scale] = found
         elif scale == mode and not_run:
-            scales[scale] = not_run_scale(claim, scale, not_run, seeds)
+            scales[scale] = not_run_scale(claim, scale, _why_not_run(not_run), seeds)
         else:
-            missing = "not in the ledger" if ledger is not None else "no ledger judged"
-            why = NEEDS_GPU if claim.needs_gpu(scale) else missing
+            missing = Why.NOT_IN_LEDGER if ledger is not None else Why.NO_LEDGER
+            why = Why.NEEDS_GPU if claim.needs_gpu(scale) else missing
             scales[scale] = not_run_scale(claim, scale, why, seeds)
+    same_runs(scales)
     res = claim_result(claim, scales)
     variants = judge_variants(claim, ledger, ran_variants, mode, seeds)
     for label, by_scale in variants.items():
         if not by_scale:
             continue  # the claim has no run at the variant's scales
         res.variants[label] = {s: to_jsonable(asdict(r)) for s, r in by_scale.items()}
-        res.headline += "; " + variant_words(label, by_scale)
+        words = variant_words(label, by_scale)
+        shown = [r for r in reversed(by_scale.values()) if r.judged] or list(by_scale.values())
+        res.headline += "; " + words
+        res.headline_parts.append((_kind(shown[0]), words))
     return res
+
+
+def _why_not_run(text: str) -> Why:
+    """A manifest's reason for not running a claim (a :class:`~nclab.verdicts.Why` value; older
+    manifests wrote ``"not run: needs GPU"`` or ``"not run: no quick preset"``)."""
+    try:
+        return Why(text)
+    except ValueError:
+        return Why.NEEDS_GPU if "GPU" in text else Why.NO_PRESET
 
 
 def judge_dir(out: str | Path, manifest: Mapping[str, Any] | None = None) -> list[ClaimResult]:

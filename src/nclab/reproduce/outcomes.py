@@ -1,26 +1,60 @@
-"""A claim's checks at one scale, per seed and on the mean, and the verdict they give.
+"""A claim's checks at one scale, per valid seed and on the mean, and the outcome they give.
 
-Each check is evaluated on the summary (the mean over seeds) and on each seed's summary
-(:func:`seed_views`: ``per_seed`` of a run over seeds, ``by_seed`` of a grid); it *holds* when it
-passes on the mean and on every seed, *fails* when it fails on the mean and on every seed, and is
-*mixed* otherwise (:func:`evaluate`). :func:`verdict`: a run that raised -> ``"failed"``; a
-sanity check that does not hold -> ``"failed (sanity: <name>)"``; else on the statement checks,
-every one holds -> ``"reproduced"``, every one fails -> ``"not reproduced"``, otherwise
-``"partial"``; :func:`reason` says why.
+The vocabulary and the rules are :mod:`nclab.verdicts`'; this module applies them to run
+summaries. At a scale (:class:`Scene`: the scale, each run's deviations from the paper's setting
+and what makes one of its seeds valid):
+
+1. **Validity, per seed** (:func:`validity`): each seed's summary is held against its run's
+   :class:`~nclab.experiments.protocol.Validity` conditions; an invalid seed is reported with its
+   reason and never judged.
+2. **Each check** (:func:`evaluate`) on the mean (:func:`seed_views`: ``per_seed`` of a run over
+   seeds, ``by_seed`` of a grid) and on each valid seed: it *holds* when it passes on the mean and
+   on every valid seed; it *fails* when it fails on the mean and on most valid seeds (on every
+   valid seed where some are invalid, the mean then mixing in invalid runs); else it is *mixed*.
+   A check that does not hold is *untestable* when the scale is below its ``min_scale``, or a
+   run it reads deviates from the paper in a setting it ``depends_on``
+   (:func:`~.instance.deviations`).
+3. **The outcome** (:func:`verdict`): a run that raised, or a sanity check that does not hold,
+   makes it inconclusive; else the statement checks, grouped into statements (readings sharing
+   ``of``), decide it (:func:`nclab.verdicts.decide`). Ours-beyond checks are reported, never
+   decisive.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from .checks import SANITY, STATEMENT, AnyCheck
-from .registry import FAILED, NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim
-from .summaries import lookup
-
-HOLDS, FAILS, MIXED = "holds", "fails", "mixed"
+from ..experiments.protocol import Validity
+from ..verdicts import (
+    CheckResult,
+    Judged,
+    Outcome,
+    Reason,
+    Role,
+    Status,
+    Why,
+    combine_readings,
+    decide,
+)
+from .checks import SCALES, AnyCheck, Check
+from .instance import Deviation
+from .registry import Claim
+from .summaries import lookup, split
 
 Summaries = Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What the judge knows of a scale besides the summaries: its name, each run's deviations
+    from the paper's setting and each run's validity conditions (by alias)."""
+
+    scale: str = "full"
+    deviations: Mapping[str, Sequence[Deviation]] = field(default_factory=dict)
+    validity: Mapping[str, Sequence[Validity]] = field(default_factory=dict)
 
 
 def seed_views(summaries: Summaries) -> list[dict[str, Mapping[str, Any]]]:
@@ -59,34 +93,133 @@ def _resolves(summaries: Summaries, path: str) -> bool:
     return True
 
 
-def evaluate(chk: AnyCheck, summaries: Summaries, views: Sequence[Summaries]) -> dict[str, Any]:
-    """The check's outcome on the mean, and on each seed where its paths exist: ``per_seed``
-    (True, False or None), ``seed_values`` (each seed's value where it is a number, else None),
-    ``seeds_passed`` / ``seeds_judged`` and ``status`` (``holds``,
-    ``fails`` or ``mixed``)."""
+def _as_check(alias: str, v: Validity) -> Check:
+    return Check(v.describe(), path=f"{alias}:{v.path}", op=v.op, value=v.value, name="valid")
+
+
+def validity(view: Summaries, scene: Scene) -> list[str]:
+    """Why one seed's summaries (``{alias: summary}``) are invalid evidence: one text per
+    condition missed (``"main: train_acc >= 0.99 (0.47): <why>"``); empty when valid. A
+    condition whose path the summary lacks (a record made before it was written) is not held
+    against the seed."""
+    out = []
+    for alias, conditions in scene.validity.items():
+        if alias not in view:
+            continue
+        for v in conditions:
+            chk = _as_check(alias, v)
+            if not _resolves(view, chk.path):
+                continue
+            got = chk.evaluate(view)
+            if not got["passed"]:
+                value = got["value"]
+                shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+                out.append(f"{alias}: {v.describe()} ({shown}): {v.why}")
+    return out
+
+
+def seed_labels(summaries: Summaries, n: int) -> list[str]:
+    """``"seed 3"`` for each of ``n`` seed views (the first run's ``seeds``, else positions)."""
+    for s in summaries.values():
+        seeds = s.get("seeds")
+        if isinstance(seeds, list | tuple) and len(seeds) == n:
+            return [f"seed {x}" for x in seeds]
+    return [f"seed #{i}" for i in range(n)]
+
+
+def _blocked(chk: AnyCheck, scene: Scene) -> Reason | None:
+    """Why a failure of ``chk`` at ``scene`` cannot be evidence: the scale is below its
+    ``min_scale``, or a run it reads deviates in a setting it depends on."""
+    if chk.min_scale and SCALES.index(scene.scale) < SCALES.index(chk.min_scale):
+        return Reason(Why.TOO_SMALL, (chk.name,), chk.scale_why)
+    aliases = dict.fromkeys(split(p)[0] for p in chk.paths())
+    hits: list[str] = []
+    for alias in aliases:
+        for d in scene.deviations.get(alias, ()):
+            if _depends(chk.depends_on, d.key):
+                hits.append((f"{alias}: " if len(scene.deviations) > 1 else "") + d.text())
+    if hits:
+        return Reason(Why.DEVIATION, (chk.name,), ", ".join(hits))
+    return None
+
+
+def _depends(patterns: Sequence[str] | None, key: str) -> bool:
+    """Whether a check with ``depends_on=patterns`` depends on the setting ``key`` (None: on
+    every setting; ``"instance"`` only where named, or with None)."""
+    if patterns is None:
+        return True
+    return any(fnmatch.fnmatchcase(key, p) for p in patterns)
+
+
+def evaluate(
+    chk: AnyCheck,
+    summaries: Summaries,
+    views: Sequence[Summaries],
+    valid: Sequence[bool] | None = None,
+    scene: Scene | None = None,
+) -> CheckResult:
+    """The check on the mean and on each valid seed (module docstring); ``valid[i]``: whether
+    seed ``i`` is valid evidence (all are by default)."""
+    scene = scene or Scene()
+    valid = list(valid) if valid is not None else [True] * len(views)
     mean = chk.evaluate(summaries)
     per: list[bool | None] = []
     values: list[float | None] = []
-    for v in views:
-        ok = all(_resolves(v, p) for p in chk.paths())
+    for v, ok_seed in zip(views, valid, strict=True):
+        ok = ok_seed and all(_resolves(v, p) for p in chk.paths())
         one = chk.evaluate(v) if ok else {}
         per.append(bool(one["passed"]) if ok else None)
         values.append(_number(one.get("value")))
     known = [p for p in per if p is not None]
-    if mean["passed"] and all(known):
-        status = HOLDS
-    elif not mean["passed"] and not any(known):
-        status = FAILS
+    all_valid = all(valid)
+    if views and not any(valid):
+        status, blocked = Status.UNTESTABLE, Reason(Why.INVALID, (chk.name,), "every seed")
     else:
-        status = MIXED
-    return {
-        **mean,
-        "per_seed": per,
-        "seed_values": values,
-        "seeds_passed": sum(known),
-        "seeds_judged": len(known),
-        "status": status,
-    }
+        several = max((_seed_count(x) for x in summaries.values()), default=1) > 1
+        status, blocked = _status(mean["passed"], known, all_valid, several), None
+        if status is not Status.HOLDS and chk.kind != Role.SANITY:  # a bug is a bug anywhere
+            blocked = _blocked(chk, scene)
+            if blocked is not None:
+                status = Status.UNTESTABLE
+    return CheckResult(
+        name=mean["name"],
+        description=mean["description"],
+        kind=Role(chk.kind),
+        status=status,
+        passed=mean["passed"],
+        value=mean["value"],
+        threshold=mean["threshold"],
+        op=mean["op"],
+        detail=mean["detail"],
+        ours=chk.ours,
+        source=chk.source,
+        statement=chk.statement,
+        reading=chk.reading,
+        per_seed=per,
+        seed_values=values,
+        seeds_passed=sum(known),
+        seeds_judged=len(known),
+        blocked=blocked,
+    )
+
+
+def _status(mean: bool, known: Sequence[bool], all_valid: bool, several: bool = False) -> Status:
+    """Holds: the mean (where every seed is valid) and every valid seed pass. Fails: the mean
+    fails and most valid seeds fail (every valid seed where some are invalid); a run of one seed
+    fails with its mean, a run of ``several`` seeds judged on the mean only (no seed's value) is
+    mixed at worst: its seeds could not be held to it one by one. Else mixed."""
+    failing = len(known) - sum(known)
+    if all_valid:
+        if mean and not failing:
+            return Status.HOLDS
+        if not mean and not known:
+            return Status.MIXED if several else Status.FAILS
+        if not mean and 2 * failing > len(known):
+            return Status.FAILS
+        return Status.MIXED
+    if not failing:
+        return Status.HOLDS
+    return Status.FAILS if failing == len(known) else Status.MIXED
 
 
 def _number(value: Any) -> float | None:
@@ -96,53 +229,54 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _fails(c: Mapping[str, Any]) -> str:
-    """``"name fails 2/3 seeds"`` (or ``"name fails on the mean"``)."""
-    n, ok = c["seeds_judged"], c["seeds_passed"]
-    if n > 1 and ok < n:
-        return f"{c['name']} fails {n - ok}/{n} seeds"
-    return f"{c['name']} fails"
+@dataclass
+class Verdict:
+    """A claim judged at one scale: the outcome, its reasons, the checks and the invalid seeds
+    (each with why)."""
+
+    outcome: Outcome
+    reasons: tuple[Reason, ...]
+    checks: list[CheckResult]
+    invalid: list[str] = field(default_factory=list)
 
 
-def verdict(claim: Claim, summaries: Summaries) -> tuple[str, list[dict]]:
-    """Judge a claim on one scale's run summaries: (verdict, check outcomes).
-
-    A summary marked ``{"failed": True}`` makes the verdict ``"failed"``, whatever the checks say.
-    """
+def verdict(claim: Claim, summaries: Summaries, scene: Scene | None = None) -> Verdict:
+    """Judge a claim on one scale's run summaries (module docstring). A summary marked
+    ``{"failed": True}`` makes the outcome inconclusive (the run failed)."""
+    scene = scene or Scene()
     for alias in claim.runs:
         s = summaries.get(alias)
         if s is None or s.get("failed"):
             why = (s or {}).get("error", "no summary")
-            what = f"run {alias!r} failed"
-            failed = {
-                "name": f"run-{alias}",
-                "description": what,
-                "check": what,
-                "value": None,
-                "threshold": None,
-                "passed": False,
-                "detail": why,
-                "kind": SANITY,
-                "status": FAILS,
-            }
-            return FAILED, [failed]
+            return verdict_of_failed_run(alias, why)
     views = seed_views(summaries)
-    results = [evaluate(chk, summaries, views) for chk in claim.checks]
-    bad = [r for r in results if r["kind"] == SANITY and r["status"] != HOLDS]
-    if bad:
-        return f"{FAILED} (sanity: {', '.join(r['name'] for r in bad)})", results
-    stmt = [r for r in results if r["kind"] == STATEMENT]
-    if all(r["status"] == HOLDS for r in stmt):
-        return REPRODUCED, results
-    if all(r["status"] == FAILS for r in stmt):
-        return NOT_REPRODUCED, results
-    return PARTIAL, results
+    why_invalid = [validity(v, scene) for v in views] or [validity(summaries, scene)]
+    labels = seed_labels(summaries, len(views)) if views else ["the run"]
+    invalid = [f"{lab}: {'; '.join(w)}" for lab, w in zip(labels, why_invalid, strict=True) if w]
+    valid = [not w for w in why_invalid][: len(views)] if views else None
+    if not views and why_invalid[0]:  # the mean is all there is, and it is invalid
+        valid, views = [False], [summaries]
+    results = [evaluate(chk, summaries, views, valid, scene) for chk in claim.checks]
+    for r in results:
+        if r.blocked is not None and r.blocked.why is Why.INVALID:
+            r.blocked = Reason(Why.INVALID, (r.name,), "; ".join(invalid))
+    sanity = [
+        r.name
+        for r in results
+        if r.kind is Role.SANITY and r.status in (Status.FAILS, Status.MIXED)
+    ]
+    groups: dict[str, list[Judged]] = {}
+    for r in results:
+        if r.kind is Role.STATEMENT:
+            groups.setdefault(r.statement, []).append(r.judged())
+    statements = [combine_readings(name, rs) for name, rs in groups.items()]
+    beyond = [r.judged() for r in results if r.kind is Role.BEYOND]
+    outcome, reasons = decide(statements, sanity=sanity, beyond=beyond)
+    if invalid and not any(r.why is Why.INVALID for r in reasons):
+        reasons += (Reason(Why.INVALID, (), "; ".join(invalid)),)
+    return Verdict(outcome, reasons, results, invalid)
 
 
-def reason(v: str, results: Sequence[Mapping[str, Any]]) -> str:
-    """Why the verdict ``v`` is not "reproduced": the checks that do not hold, with the seeds
-    they fail on (``"embedding-nc1 fails 2/3 seeds"``); a failed run's error."""
-    if v == FAILED:
-        return str(results[0]["detail"]) if results else ""
-    kind = SANITY if v.startswith(FAILED) else STATEMENT
-    return "; ".join(_fails(r) for r in results if r["kind"] == kind and r["status"] != HOLDS)
+def verdict_of_failed_run(alias: str, error: str) -> Verdict:
+    """A run that raised or did not finish: inconclusive, with the error."""
+    return Verdict(Outcome.INCONCLUSIVE, (Reason(Why.RUN_FAILED, (alias,), error),), [])

@@ -11,8 +11,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..verdicts import Why
 from .backends import Job
-from .registry import NEEDS_GPU, Claim
+from .registry import Claim
 
 
 def job_dir(out: Path, experiment: str, preset: str, overrides: dict, seeds: int) -> Path:
@@ -50,17 +51,17 @@ def _job(out: Path, spec, mode: str, seeds: int | None, overrides: dict) -> Job:
 def plan(
     claims: Sequence[Claim], mode: str, out: Path, seeds: int | None, gpu: bool
 ) -> tuple[list[Job], dict[str, dict[str, Job]], dict[str, str]]:
-    """Jobs to run (deduplicated), each claim's alias -> job, and claims not run (id -> verdict)."""
+    """Jobs to run (deduplicated), each claim's alias -> job, and claims not run (id -> why, a :class:`~nclab.verdicts.Why` value)."""
     jobs: dict[Job, None] = {}
     by_claim: dict[str, dict[str, Job]] = {}
     not_run: dict[str, str] = {}
     for claim in claims:
         if claim.needs_gpu(mode) and not gpu:
-            not_run[claim.id] = NEEDS_GPU
+            not_run[claim.id] = Why.NEEDS_GPU.value
             continue
         if not claim.runnable(mode):
             needs_gpu = any(r.full_needs_gpu for r in claim.runs.values())
-            not_run[claim.id] = NEEDS_GPU if needs_gpu else f"not run: no {mode} preset"
+            not_run[claim.id] = (Why.NEEDS_GPU if needs_gpu else Why.NO_PRESET).value
             continue
         by_claim[claim.id] = {}
         for alias, spec in claim.runs.items():

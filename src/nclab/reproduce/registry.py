@@ -14,9 +14,8 @@ reads is checked against the declared summary type of its run's experiment
 field fails the import of the claims module, naming the claim, the run, the path and the fields
 valid where it goes wrong.
 
-Verdicts: every check passes -> ``"reproduced"``; some pass -> ``"partial"``; none ->
-``"not reproduced"``; a run raised -> ``"failed"``; the claim needs a GPU for the requested mode ->
-``"not run: needs GPU"``.
+Outcomes and their rules are :mod:`nclab.verdicts`'; a claim may declare, per scale, the
+:class:`~nclab.verdicts.Diagnosis` of a miss (``diagnosis``), backed by recorded runs.
 """
 
 from __future__ import annotations
@@ -30,7 +29,9 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..experiments.catalog import get_experiment
+from ..experiments.protocol import Validity
 from ..experiments.schema import check_path, summary_type
+from ..verdicts import SCALES, Diagnosis
 from .checks import STATEMENT, AnyCheck
 from .instance import instance_text, paper_setting
 from .summaries import split
@@ -50,19 +51,6 @@ CLAIM_MODULES = (
     "nclab.reproduce.claims.jacot_dynamics",
 )
 
-REPRODUCED, PARTIAL, NOT_REPRODUCED, FAILED, NEEDS_GPU = (
-    "reproduced",
-    "partial",
-    "not reproduced",
-    "failed",
-    "not run: needs GPU",
-)
-
-
-#: the scales a claim is judged at, smallest first: minutes on a CPU, about an hour on this 2-core
-#: machine, the paper's setting (CPU or GPU)
-SCALES = ("quick", "medium", "full")
-
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -74,6 +62,8 @@ class RunSpec:
     the quick and medium scales (at least 3 where the verdict depends on training); ``full_seeds``
     at full scale (default: the paper's seed count, :attr:`PaperSetting.seeds
     <nclab.experiments.protocol.PaperSetting.seeds>`, else ``seeds``).
+    ``validity``: what makes one seed of this run valid evidence (None: the experiment's
+    declared validity, :meth:`valid_if`).
     ``paper`` names the preset that runs the paper's setting for this run (a preset its experiment
     declares a :class:`~nclab.experiments.protocol.PaperSetting`; default: ``full`` when it is
     one); ``no_paper`` says why no preset runs it instead. The claim's instance text is computed
@@ -90,6 +80,7 @@ class RunSpec:
     full_seeds: int | None = None
     paper: str | None = None
     no_paper: str = ""
+    validity: tuple[Validity, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.paper is not None and self.no_paper:
@@ -103,6 +94,13 @@ class RunSpec:
         if scale not in SCALES:
             raise ConfigError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
         return {"quick": self.quick, "medium": self.medium, "full": self.full}[scale]
+
+    def valid_if(self) -> tuple[Validity, ...]:
+        """What makes one seed of this run valid evidence: the run's own ``validity``, else its
+        experiment's declared :attr:`~nclab.experiments.protocol.Experiment.validity`."""
+        if self.validity is not None:
+            return self.validity
+        return tuple(get_experiment(self.experiment).validity)
 
     def seeds_at(self, scale: str) -> int:
         """The number of seeds the claim runs at ``scale``."""
@@ -157,6 +155,11 @@ class Claim:
     Every path the claim reads (:meth:`paths`) must name a field of its run's summary type
     (:func:`~nclab.experiments.schema.summary_type`), else :class:`~nclab.errors.ConfigError`.
     ``check_paths=False`` skips that, for claims on fabricated summaries in tests only.
+
+    ``diagnosis`` maps a scale (``"quick"``, ``"medium"``, ``"full"``; ``"*"`` for any) to the
+    one line that says why the claim is not reproduced there (:class:`~nclab.verdicts.Diagnosis`),
+    with the ledger records or files behind it; a key ``"<scale>:<outcome>"`` applies only to that
+    outcome. Inconclusive outcomes without one get the diagnosis their reasons give.
     """
 
     id: str
@@ -173,6 +176,7 @@ class Claim:
     note: str = ""
     medium_seconds: float = 3600.0
     variants: Sequence[Variant] = ()
+    diagnosis: Mapping[str, Diagnosis] = field(default_factory=dict)
     check_paths: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -188,8 +192,29 @@ class Claim:
                     f"claim {self.id!r}, variant {v.label!r}: no run {sorted(unknown)}; runs: "
                     + ", ".join(self.runs)
                 )
+        bad = [k for k in self.diagnosis if k.split(":")[0] not in (*SCALES, "*")]
+        if bad:
+            raise ConfigError(
+                f"claim {self.id!r}: diagnosis keys are scales ({', '.join(SCALES)}) or '*', "
+                f"optionally ':<outcome>'; got {bad}"
+            )
         if self.check_paths:
             self.check_summary_paths()
+
+    @property
+    def sentence(self) -> str:
+        """The claim's first sentence: what it states, in one line."""
+        text = " ".join(self.claim.split())
+        cut = text.find(". ")
+        return text if cut < 0 else text[: cut + 1]
+
+    def diagnosis_at(self, scale: str, outcome: str) -> Diagnosis | None:
+        """The declared diagnosis at ``scale`` for ``outcome`` (``"<scale>:<outcome>"``, then
+        ``"<scale>"``, then ``"*:<outcome>"``, then ``"*"``), or None."""
+        for key in (f"{scale}:{outcome}", scale, f"*:{outcome}", "*"):
+            if key in self.diagnosis:
+                return self.diagnosis[key]
+        return None
 
     def check_summary_paths(self) -> None:
         """Raise :class:`~nclab.errors.ConfigError` unless every path the claim reads names a field
@@ -217,9 +242,11 @@ class Claim:
         return instance_text(self, mode, seeds)
 
     def paths(self) -> list[str]:
-        """Every summary path the claim reads: measured, theory and its checks' paths."""
+        """Every summary path the claim reads: measured, theory, its checks' paths and its runs'
+        validity conditions'."""
         out = [*self.measured.values(), *self.theory.values()]
         out += [p for chk in self.checks for p in chk.paths()]
+        out += [f"{a}:{v.path}" for a, spec in self.runs.items() for v in spec.valid_if()]
         return list(dict.fromkeys(out))
 
     def seconds(self, scale: str) -> float:

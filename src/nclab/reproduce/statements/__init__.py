@@ -21,7 +21,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..registry import FAILED, NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, all_claims
+from ...verdicts import Outcome
+from ..registry import Claim, all_claims
 from . import (
     feature_collapse_statements,
     jacot_statements,
@@ -70,9 +71,9 @@ STATEMENTS: list[Statement] = [
 #: registered claims that test no statement of the inventory, and why
 OUTSIDE: dict[str, str] = {**sukenik_statements.OUTSIDE}
 
-#: a statement's status from its claims' verdicts
-NOT_COVERED, NOT_RUN = "not covered", "not run"
-STATUSES = (REPRODUCED, PARTIAL, NOT_REPRODUCED, FAILED, NOT_RUN, NOT_COVERED)
+#: a statement's status from its claims' outcomes: an outcome, or not covered
+NOT_COVERED, NOT_RUN = "not covered", Outcome.NOT_RUN.value
+STATUSES = (*(o.value for o in Outcome), NOT_COVERED)
 
 
 def problems(
@@ -175,36 +176,26 @@ def coverage_counts(statements: Iterable[Statement] | None = None) -> dict[str, 
     return out
 
 
-def _claim_status(verdict: str) -> str:
-    """A claim's verdict as a statement status: the three judged verdicts, ``failed`` for any
-    failure (a run that raised, a sanity check), ``not run`` otherwise."""
-    if verdict in (REPRODUCED, PARTIAL, NOT_REPRODUCED):
-        return verdict
-    return FAILED if verdict.startswith(FAILED) else NOT_RUN
-
-
 def statement_status(
     results: Iterable[Any], statements: Iterable[Statement] | None = None
 ) -> dict[str, str]:
     """Each statement's status from the claim results (:class:`~nclab.reproduce.judge.ClaimResult`
-    or anything with ``id`` and ``verdict``): ``not covered`` without claims; ``not run`` when no
-    claim of it was judged (and none failed); ``failed`` when one failed and none was judged;
-    else ``reproduced`` / ``not reproduced`` when every judged claim says so, ``partial``
+    or anything with ``id`` and ``outcome``): ``not covered`` without claims; ``not run`` when no
+    claim of it was judged; the outcome when every judged claim has the same one; ``partial``
     otherwise."""
-    verdicts = {r.id: _claim_status(r.verdict) for r in results}
+    outcomes = {r.id: Outcome(r.outcome) for r in results}
     out = {}
     for s in STATEMENTS if statements is None else statements:
         if not s.claims:
             out[s.id] = NOT_COVERED
             continue
-        got = [verdicts.get(cid, NOT_RUN) for cid in s.claims]
-        judged = {v for v in got if v in (REPRODUCED, PARTIAL, NOT_REPRODUCED)}
-        if not judged:
-            out[s.id] = FAILED if FAILED in got else NOT_RUN
-        elif len(judged) == 1 and PARTIAL not in judged:
-            out[s.id] = judged.pop()
+        got = {outcomes.get(cid, Outcome.NOT_RUN) for cid in s.claims} - {Outcome.NOT_RUN}
+        if not got:
+            out[s.id] = NOT_RUN
+        elif len(got) == 1:
+            out[s.id] = got.pop().value
         else:
-            out[s.id] = PARTIAL
+            out[s.id] = Outcome.PARTIAL.value
     return out
 
 
