@@ -103,7 +103,7 @@ class Why(StrEnum):
 
 
 #: the reasons that make a failing check untestable (never evidence against the paper)
-BLOCKERS = (Why.INVALID, Why.TOO_SMALL, Why.DEVIATION, Why.READINGS)
+BLOCKERS = (Why.INVALID, Why.TOO_SMALL, Why.DEVIATION, Why.READINGS, Why.PREDATES)
 
 
 @dataclass(frozen=True)
@@ -144,6 +144,8 @@ class DiagnosisKind(StrEnum):
     INVALID = "the run is invalid"
     SEEDS_SPLIT = "optimisation differs across seeds"
     OUR_READING = "our quantitative reading is stricter than the paper's words"
+    OPTIMISER = "our optimiser does not reach what the statement is about"
+    PREDATES = "the recorded run predates the check"
     BUG = "a bug in nclab"
 
 
@@ -282,6 +284,7 @@ DERIVED = {
     Why.DEVIATION: DiagnosisKind.DEVIATES,
     Why.READINGS: DiagnosisKind.READINGS_SPLIT,
     Why.SANITY: DiagnosisKind.BUG,
+    Why.PREDATES: DiagnosisKind.PREDATES,
 }
 
 

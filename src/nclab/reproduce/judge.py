@@ -43,6 +43,7 @@ from ..report.claims_report import fmt_secs
 from ..runs import RunDir, to_jsonable
 from ..verdicts import SCALES, Outcome, Reason, Why, derived_diagnosis
 from . import registry
+from .checks import STATEMENT
 from .instance import deviations
 from .outcomes import Scene, Summaries, verdict
 from .registry import Claim, Variant
@@ -119,13 +120,16 @@ def judge_scale(
     provenance: dict[str, dict[str, Any]] | None = None,
     seeds: int | None = None,
     described: Claim | None = None,
+    missing: list[str] | None = None,
 ) -> ScaleResult:
     """The claim judged at ``scale`` on these run summaries (see the module docstring); the
     instance text is that of ``described`` (a variant's claim, :func:`as_variant`) when given,
-    with the seed counts of the runs judged."""
+    with the seed counts of the runs judged; ``missing``: the paths its ledger records predate
+    (checks reading them are untestable there)."""
     counts = {a: len(s.get("seeds") or [0]) for a, s in summaries.items()}
     shown = described or claim
-    v = verdict(claim, summaries, scene_of(shown, scale, counts))
+    scene = replace(scene_of(shown, scale, counts), missing=frozenset(missing or ()))
+    v = verdict(claim, summaries, scene)
     ok = all(not s.get("failed") for s in summaries.values())
     res = ScaleResult(
         scale,
@@ -328,7 +332,10 @@ def from_ledger(
             k: rec.provenance.get(k) for k in ("commit", "dirty", "started", "device", "seconds")
         }
     missing = unread_paths(claim, summaries)
-    if missing:  # recorded before the summary had what a check reads: it judges nothing
+    readable = [
+        c for c in claim.checks if c.kind == STATEMENT and not set(c.paths()) & set(missing)
+    ]
+    if not readable:  # recorded before the summary had what the statement checks read
         alias = missing[0].split(":")[0] if ":" in missing[0] else next(iter(runs))
         commit = (prov.get(alias, {}).get("commit") or "unknown")[:7]
         why = f"the record ({commit}) predates {missing[0]}: re-run it to judge"
@@ -336,17 +343,21 @@ def from_ledger(
         res.runs, res.provenance = runs, prov
         return res
     described = as_variant(claim, variant) if variant is not None else None
-    return judge_scale(claim, scale, summaries, runs, "ledger", prov, described=described)
+    return judge_scale(
+        claim, scale, summaries, runs, "ledger", prov, described=described, missing=missing
+    )
 
 
 def unread_paths(claim: Claim, summaries: Summaries) -> list[str]:
     """The paths the claim's checks read that ``summaries`` do not hold (a record made before
-    its experiment wrote them)."""
+    its experiment wrote them, or one where it wrote None: a field added later is None in an
+    older record read through its schema)."""
     out = []
     for chk in claim.checks:
         for path in chk.paths():
             try:
-                lookup(summaries, path)
+                if lookup(summaries, path) is None:
+                    out.append(path)
             except KeyError:
                 out.append(path)
     return out

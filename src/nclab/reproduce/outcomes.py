@@ -50,11 +50,13 @@ Summaries = Mapping[str, Mapping[str, Any]]
 @dataclass(frozen=True)
 class Scene:
     """What the judge knows of a scale besides the summaries: its name, each run's deviations
-    from the paper's setting and each run's validity conditions (by alias)."""
+    from the paper's setting, each run's validity conditions (by alias), and the paths its ledger
+    records were made before (a check reading one is untestable there, not failed)."""
 
     scale: str = "full"
     deviations: Mapping[str, Sequence[Deviation]] = field(default_factory=dict)
     validity: Mapping[str, Sequence[Validity]] = field(default_factory=dict)
+    missing: frozenset[str] = frozenset()  # paths a ledger record predates (never "this run")
 
 
 def seed_views(summaries: Summaries) -> list[dict[str, Mapping[str, Any]]]:
@@ -163,6 +165,10 @@ def evaluate(
     scene = scene or Scene()
     valid = list(valid) if valid is not None else [True] * len(views)
     mean = chk.evaluate(summaries)
+    stale = [p for p in chk.paths() if p in scene.missing]
+    if stale:
+        why = Reason(Why.PREDATES, (chk.name,), f"{stale[0]} (re-run it to judge)")
+        return _result(chk, mean, Status.UNTESTABLE, why, [None] * len(views), [None] * len(views))
     per: list[bool | None] = []
     values: list[float | None] = []
     for v, ok_seed in zip(views, valid, strict=True):
@@ -174,6 +180,11 @@ def evaluate(
     all_valid = all(valid)
     if views and not any(valid):
         status, blocked = Status.UNTESTABLE, Reason(Why.INVALID, (chk.name,), "every seed")
+    elif not all_valid and not known:  # only the mean, which mixes in the invalid seeds
+        status = Status.UNTESTABLE
+        blocked = Reason(
+            Why.INVALID, (chk.name,), "read on the mean only, which mixes in invalid seeds"
+        )
     else:
         several = max((_seed_count(x) for x in summaries.values()), default=1) > 1
         status, blocked = _status(mean["passed"], known, all_valid, several), None
@@ -181,6 +192,18 @@ def evaluate(
             blocked = _blocked(chk, scene)
             if blocked is not None:
                 status = Status.UNTESTABLE
+    return _result(chk, mean, status, blocked, per, values)
+
+
+def _result(
+    chk: AnyCheck,
+    mean: Mapping[str, Any],
+    status: Status,
+    blocked: Reason | None,
+    per: list[bool | None],
+    values: list[float | None],
+) -> CheckResult:
+    known = [p for p in per if p is not None]
     return CheckResult(
         name=mean["name"],
         description=mean["description"],
@@ -258,7 +281,7 @@ def verdict(claim: Claim, summaries: Summaries, scene: Scene | None = None) -> V
         valid, views = [False], [summaries]
     results = [evaluate(chk, summaries, views, valid, scene) for chk in claim.checks]
     for r in results:
-        if r.blocked is not None and r.blocked.why is Why.INVALID:
+        if r.blocked is not None and r.blocked.detail == "every seed":
             r.blocked = Reason(Why.INVALID, (r.name,), "; ".join(invalid))
     sanity = [
         r.name

@@ -102,15 +102,25 @@ def check_model_parameters(nc: int, L: int, K: int, lam: float) -> None:
     )
 
 
-def thm2_lambda_bound(nc: int, L: int, mu: np.ndarray) -> float:
+def thm2_lambda_bound(nc: int, L: int, mu: np.ndarray, K: int | None = None) -> float:
     r"""Theorem 2's bound on the weight decay, :math:`\sqrt{L \sum_\beta \mu_\beta^2 /
-    n_c^{L+1}}`: the system (7)–(8) has a solution iff λ is below it (above it only W = U = 0 is
-    critical). ``mu``: the within-concept word frequencies.
+    (n_c K)}`: the system (7)–(8) has a solution iff λ is below it (above it only W = U = 0 is
+    critical). ``mu``: the within-concept word frequencies; ``K``: the number of latent variables
+    (classes). The theorem assumes all of them, :math:`K = n_c^L`, and states the bound as
+    :math:`\sqrt{L \sum \mu^2 / n_c^{L+1}}` (the default, ``K=None``); the 1/K is the
+    probability of a class in the risk, so a run with K < n_c^L classes (the paper's experiments:
+    K = 1000, n_c^L = 3^15) reads it with its own K.
 
     >>> round(thm2_lambda_bound(3, 3, word_frequencies(3, zipf=True)), 6)
     0.122468
+    >>> thm2_lambda_bound(3, 3, word_frequencies(3, zipf=True), K=27) == thm2_lambda_bound(
+    ...     3, 3, word_frequencies(3, zipf=True))
+    True
     """
-    return math.sqrt(L * float(np.sum(np.asarray(mu, dtype=float) ** 2)) / nc ** (L + 1))
+    k = nc**L if K is None else K
+    if k < 1:
+        raise ValueError(f"K must be >= 1, got {K}")
+    return math.sqrt(L * float(np.sum(np.asarray(mu, dtype=float) ** 2)) / (nc * k))
 
 
 def words_per_concept(nc: int, nw: int) -> int:

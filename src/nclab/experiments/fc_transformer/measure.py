@@ -11,7 +11,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ...collapse.latent import latent_collapse
+from ...collapse.latent import latent_collapse, pca_plane_collapse
 from ...models.gpt2 import word_embeddings
 from ..common.latent import brief
 
@@ -114,6 +114,8 @@ def measure(net, task_model, data, cfg, full: bool = True) -> dict[str, Any]:
     }
     if full:
         out["embedding_metrics"] = emb
+        w = word_embeddings(net, task_model.nw).detach().cpu()
+        out["embedding_pca2"] = pca_plane_collapse(w, task_model.word_concept, task_model.nc)
         xs = data.x_test[: cfg.measure_sentences]
         out["layers"] = layers(net, xs, task_model, task)
     net.train()

@@ -17,12 +17,22 @@ class Layer(LatentBrief):
     layer: int
 
 
+class Pca2(Record):
+    """The word embeddings as a 2-D PCA figure shows them
+    (:func:`nclab.collapse.latent.pca_plane_collapse`): the trace ratio by concept of their
+    projections on the top two principal directions, and the variance those hold."""
+
+    nc1_trace: Num
+    variance_kept: Num
+
+
 class Untrained(Record):
     """The same network as initialised: its embeddings' collapse, each layer's, its score."""
 
     emb_nc1_trace: Num
     emb_dir_nc1: Num
     emb_etf: Num
+    embedding_pca2: Pca2 | None = None  # written since issue 49
     collapse_type: CollapseType
     layers: list[Layer]
     test_acc: Num = None  # classifier
@@ -51,6 +61,8 @@ class FcTransformerSummary(Summary):
     emb_norm_cv: Num
     emb_collapse_type: CollapseType
     embedding_metrics: LatentCollapse  # every measure of the word embeddings by concept
+    #: the same in the 2-D PCA plane the paper's Fig. 8 shows (written since issue 49)
+    embedding_pca2: Pca2 | None = None
     layers: list[Layer]
     collapse_type: CollapseType  # the word embeddings'
     untrained: Untrained

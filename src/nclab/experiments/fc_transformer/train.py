@@ -114,6 +114,7 @@ def unit_summary(cfg, steps: int, final: dict, untrained: dict, history: list) -
             "emb_nc1_trace": emb0["nc1_trace"],
             "emb_dir_nc1": emb0["dir_nc1"],
             "emb_etf": emb0["etf"],
+            "embedding_pca2": untrained["embedding_pca2"],
             "collapse_type": emb0["collapse_type"],
             "layers": untrained["layers"],
             **{k: untrained[k] for k in ("test_acc", "test_loss") if k in untrained},

@@ -83,6 +83,7 @@ class Theory(Record):
     word_norms: list[Num] | None = None  # fc-thm2: one per word frequency (r)
     lam: Num = None  # h with one weight decay λ on W and U: λ, and Theorem 2's bound on it
     lam_bound_thm2: Num = None  # sqrt(L sum mu^2 / nc^(L+1)), whether Theorem 2 applies or not
+    lam_bound_thm2_run_k: Num = None  # sqrt(L sum mu^2 / (nc K)) with the run's K (since issue 49)
     thm1: prediction_record(FCThm1) | NotApplicable | None = Field(None, alias="fc-thm1")
     thm2: prediction_record(FCThm2) | NotApplicable | None = Field(None, alias="fc-thm2")
     thm3: prediction_record(FCThm3) | NotApplicable | None = Field(None, alias="fc-thm3")

@@ -87,6 +87,10 @@ class Seed(Record):
     objective_gap: Num
     metrics: LayerMetrics
     measured_norms: Norms
+    #: this seed's relative gaps to the theory's norms, and its signed relative objective excess
+    #: (objective - theory) / |theory|: below 0 the run beats the closed form (since issue 49)
+    norm_gaps: Norms | None = None
+    objective_excess: Num = None
     #: objective within REACHED_GAP of the closed form's (written since issue 26)
     reached_minimiser: bool | None = None
     # :mod:`.levels` (written since issue 26): NC1 of the classifier's input at the start and end
@@ -128,6 +132,9 @@ class UfmSummary(Summary):
     theory_norms: Norms
     measured_norms: Norms
     norm_gaps: Norms
+    #: the smallest signed relative objective excess over seeds (since issue 49): below 0 a seed
+    #: ended below the closed form's objective, so it is not the global minimum
+    objective_excess: Num = None
     per_seed: list[Seed]
     #: every seed / how many seeds reached the minimiser (written since issue 26)
     reached_minimiser: bool | None = None

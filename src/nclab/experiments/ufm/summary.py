@@ -69,7 +69,12 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
     cmax, cat = _collapse_max(worst_metrics, expected) if expected else (None, None)
     measured, theory = _norms(cfg, model, probs)
     tn = theory[0]
-    norm_gaps = {k: worst([rel_gap(m.get(k), tn[k]) for m in measured]) for k in tn}
+    seed_gaps = [{k: rel_gap(m.get(k), tn[k]) for k in tn} for m in measured]
+    norm_gaps = {k: worst([g[k] for g in seed_gaps]) for k in tn}
+    t_obj = pred.objective if pred is not None else None
+    excess = [
+        None if t_obj is None or f is None else (f - t_obj) / abs(t_obj) for f in last["objective"]
+    ]
     flat = (lambda m: m["H"]) if cfg.model.depth == 1 else (lambda m: m)
     reached_seeds = [reached(g) for g in last.get("objective_gap") or [None] * B]
     extra, extra_seed = _extras(cfg, model, history, reached_seeds)
@@ -88,6 +93,7 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
         "theory_norms": tn,
         "measured_norms": {k: mean([m[k] for m in measured]) for k in measured[0]},
         "norm_gaps": norm_gaps,
+        "objective_excess": min((e for e in excess if e is not None), default=None),
         "reached_minimiser": _all(reached_seeds),
         "seeds_reaching_minimiser": sum(bool(r) for r in reached_seeds),
         "per_seed": [
@@ -98,6 +104,8 @@ def single_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict
                 "reached_minimiser": reached_seeds[b],
                 "metrics": flat(per_problem[b]),
                 "measured_norms": measured[b],
+                "norm_gaps": seed_gaps[b],
+                "objective_excess": excess[b],
                 **extra_seed[b],
             }
             for b, p in enumerate(probs)

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from ...experiments.fc_landscape.config import FLOAT_FLOOR
 from ...experiments.feature_collapse.presets import PAPER as REPORTED
+from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import Check, Equals, Ratio, sanity
 from ..registry import Claim, RunSpec
 from .laurent import ACC_WHY, EXP, NO_WD_GPU_SECONDS, PAPER, _acc, _percent, _run, _theorem
@@ -110,6 +111,14 @@ def _closed_form(alias: str) -> Check:
             "float64 precision with room",
         )
     )
+
+
+#: where the paper says λ satisfies Theorem 2's bound
+_BOUND_SAID = (
+    "§3.1, after Theorem 2: 'In our experiments, λ satisfies this bound' (a ratio below 1)"
+)
+#: the settings Theorem 2's bound is arithmetic on (the length and the optimiser do not enter it)
+_BOUND_SETTINGS = ("data.*", "train.weight_decay*", "train.lam*", "model.*")
 
 
 #: the steeper law of the few-frequent-words claim (the fig4b-steep presets)
@@ -220,26 +229,57 @@ CLAIMS: list[Claim] = [
         paper=PAPER,
         where="§3.1, after Theorem 2",
         claim="In the paper's experiments λ satisfies Theorem 2's bound "
-        'λ² < L Σ_β μ_β² / nc^(L+1) ("In our experiments, λ satisfies this bound.").',
+        '("In our experiments, λ satisfies this bound."): read with the experiments\' own K '
+        "(1000 classes), λ² < L Σ_β μ_β² / (nc K); read literally with the theorem's K = nc^L, "
+        "λ² < L Σ_β μ_β² / nc^(L+1).",
         runs=_run("fig4a"),
         measured={"λ": "theory.lam"},
-        theory={"Theorem 2's bound on λ": "theory.lam_bound_thm2"},
+        theory={
+            "Theorem 2's bound on λ, the run's K": "theory.lam_bound_thm2_run_k",
+            "Theorem 2's bound on λ, K = nc^L": "theory.lam_bound_thm2",
+        },
         paper_values={"λ vs the bound": "below it (stated)"},
         checks=[
             Ratio(
-                "the run's λ is below Theorem 2's bound sqrt(L Σ μ² / nc^(L+1))",
+                "the run's λ is below Theorem 2's bound with the run's K, sqrt(L Σ μ² / (nc K))",
+                num="theory.lam",
+                den="theory.lam_bound_thm2_run_k",
+                below=1.0,
+                name="lambda-below-bound-run-k",
+                source=_BOUND_SAID,
+                depends_on=_BOUND_SETTINGS,
+                of="lambda-below-bound",
+                reading="the experiments' K = 1000 (the 1/K of the risk is a class's probability)",
+            ),
+            Ratio(
+                "the run's λ is below Theorem 2's bound as stated, sqrt(L Σ μ² / nc^(L+1))",
                 num="theory.lam",
                 den="theory.lam_bound_thm2",
                 below=1.0,
-                name="lambda-below-bound",
-                source="§3.1, after Theorem 2: 'In our experiments, λ satisfies this bound' (a ratio below 1)",
-            )
+                name="lambda-below-bound-literal",
+                source=_BOUND_SAID,
+                depends_on=_BOUND_SETTINGS,
+                of="lambda-below-bound",
+                reading="literal: the theorem's assumption K = nc^L = 3^15",
+            ),
         ],
         quick_seconds=10,
         full_seconds=2400,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds + measuring
-        note="arithmetic on the run's configuration (nc = 3, L = 15, 400 Zipf words per concept: "
-        "the quick preset keeps them), so every scale gives the same answer; "
-        "docs/theory-feature-collapse.md derives the bound",
+        note="arithmetic on the run's configuration (nc = 3, L = 15, K = 1000, 400 Zipf words "
+        "per concept, λ = 1e-3): every seed and every scale that keeps these settings gives the "
+        "same numbers, so the verdict rests on the reading, not on the seeds. "
+        "docs/theory-feature-collapse.md derives the bound.",
+        diagnosis={
+            "*": Diagnosis(
+                DiagnosisKind.READINGS_SPLIT,
+                "with the experiments' K = 1000 the bound is 0.0138, about 14x the paper's "
+                "λ = 1e-3 (ratio 0.072): the sentence holds; with the theorem's own K = nc^L = "
+                "3^15 it is 1.15e-4 and λ is 8.7x above it. The theorem assumes all nc^L "
+                "latents; the experiments use 1000, so the second reading evaluates the bound "
+                "outside its theorem's assumption.",
+                ("feature-collapse fig4a",),
+            )
+        },
     ),
     Claim(
         id="feature-collapse/few-frequent-words",

@@ -14,8 +14,9 @@ Length: one claim per figure of the paper, each with its checks and their thresh
 from __future__ import annotations
 
 from ...experiments.catalog import get_experiment
+from ...experiments.protocol import Validity
 from ...experiments.ufm.config import REACHED_GAP
-from ..checks import Check, Equals, at_most
+from ..checks import Check, Equals, at_most, beyond
 from ..registry import Claim, RunSpec
 
 PAPER = "Tirer & Bruna, Extended Unconstrained Features Model (ICML 2022)"
@@ -53,6 +54,40 @@ LARGE_BIAS = (
     "Theorem 3.1 holds in the limit λ_b -> infinity; the largest λ_b of the sweep is finite, so "
     "the margin and the tolerance to the limit's frame are ours"
 )
+
+
+#: §6: the paper's experiments are about the global minimiser its tuned GD reaches
+TUNED = (
+    "§6: 'For each setting that is considered in the theorems of Sections 3 and 4 we tune a "
+    "gradient descent scheme to reach a global minimizer'"
+)
+#: a seed of the ReLU extended UFM is evidence about Theorem 4.2's minimiser when it reached it
+REACHED = Validity(
+    "objective_gap",
+    "<=",
+    REACHED_GAP,
+    "a seed that stalls at another critical point says nothing of the global minimiser's "
+    f"structure, which the paper reaches with a tuned scheme ({TUNED})",
+)
+#: why a run below the closed form's objective by more than this contradicts the theorem
+BELOW = (
+    "float64 gradient descent evaluates the objective to ~1e-12 relative; 1e-9 is our numerical "
+    "tolerance for 'not below the closed form's value'"
+)
+
+
+def _not_below() -> Check:
+    """The theorem's global-minimum claim, testable on any run: no seed ends below the closed
+    form's objective (it holds for any instance: depends on no setting)."""
+    return Check(
+        "no seed ends below the closed form's objective (the closed form is the global minimum)",
+        path="objective_excess",
+        op=">=",
+        value=-1e-9,
+        name="none-below-closed-form",
+        ours=BELOW,
+        depends_on=(),
+    )
 
 
 def _metric_checks(
@@ -117,11 +152,11 @@ def _extended(
     gap_tol: float,
     note: str = "",
     seeds: int = 3,
-    reach: bool = False,
 ) -> Claim:
     """An extended-UFM figure's claim (Figs. 5 and 9): the objective at the closed form's, the
-    last level's metrics and the norms at theirs; ``reach`` counts the seeds that reach the
-    minimiser.
+    last level's metrics and the norms at theirs. The ReLU model's structure is judged on the
+    seeds that reached the minimiser (its run's validity), beside the statement that no seed ends
+    below it; plain GD reaching it on every seed is ours-beyond (the paper tunes its scheme).
 
     Length: one claim's checks, each with where its threshold comes from."""
     last = "A1" if relu else "Z1"
@@ -134,16 +169,19 @@ def _extended(
         *_metric_checks(f"{last}.", keys[1:], metric_tol, why),
         *[at_most(f"norm_gaps.{k}", metric_tol, ours=why) for k in norms],
     ]
-    if reach:
-        checks.insert(
-            0,
-            Equals(
-                f"GD from the paper's initialisation reaches the closed-form minimiser of Theorem "
-                f"4.2 (relative objective gap <= {REACHED_GAP:g}), counted per seed",
-                path="reached_minimiser",
-                expected=True,
-                name="reached-minimiser",
-            ),
+    if relu:  # the structure is judged at the minimiser, on the seeds that reached it
+        checks = [_not_below(), *checks[1:]]
+        checks.append(
+            beyond(
+                Equals(
+                    "plain GD from the paper's initialisation reaches the closed-form minimiser "
+                    f"of Theorem 4.2 on every seed (relative objective gap <= {REACHED_GAP:g}); "
+                    "the paper tunes its scheme to reach it",
+                    path="reached_minimiser",
+                    expected=True,
+                    name="reached-minimiser",
+                )
+            )
         )
     if not relu:
         checks += [
@@ -155,13 +193,30 @@ def _extended(
         id=f"tirer-bruna/{fig}-{'relu' if relu else 'linear'}",
         paper=PAPER,
         where=where,
-        claim=f"Plain GD on the {'ReLU' if relu else 'linear'} extended UFM ({setting}) reaches "
-        f"the minimiser of Theorem {'4.2' if relu else '4.1'}: {feat} collapse to an "
-        f"orthogonal frame aligned with W2, singular values from the quartic.",
-        runs={"main": RunSpec(EXP, quick=quick, full=full, seeds=seeds, full_seeds=seeds)},
+        claim=(
+            f"Theorem 4.2's closed form is the global minimum of the ReLU extended UFM "
+            f"({setting}): no GD run ends below it, and at it {feat} collapse to an orthogonal "
+            "frame aligned with W2, singular values from the quartic (judged on the seeds that "
+            "reach it, as the paper's tuned scheme does)."
+            if relu
+            else f"Plain GD on the linear extended UFM ({setting}) reaches the minimiser of "
+            f"Theorem 4.1: {feat} collapse to an orthogonal frame aligned with W2, singular "
+            "values from the quartic."
+        ),
+        runs={
+            "main": RunSpec(
+                EXP,
+                quick=quick,
+                full=full,
+                seeds=seeds,
+                full_seeds=seeds,
+                validity=(REACHED,) if relu else None,
+            )
+        },
         measured={
             "objective": "objective",
-            **({"seeds reaching the minimiser": "seeds_reaching_minimiser"} if reach else {}),
+            **({"seeds reaching the minimiser": "seeds_reaching_minimiser"} if relu else {}),
+            **({"smallest objective excess over seeds": "objective_excess"} if relu else {}),
             **{f"{last} {k}": f"metrics.{last}.{k}" for k in keys},
             "H1 nc1": "metrics.H1.nc1",
             "H1 nc2_of": "metrics.H1.nc2_of",
@@ -415,13 +470,13 @@ CLAIMS: list[Claim] = [
         REACHED_GAP,
         note="The paper plots one GD run per setting (§6: 'we tune a gradient descent scheme to "
         "reach a global minimizer'); we run 8 seeds of its initialisation (N(0,1) x 0.1, step "
-        "0.1, 600 000 steps) and count those that reach Theorem 4.2's closed form "
-        "(reached-minimiser, k/8): in our runs some seeds stall at spurious minima a few "
-        "percent above it (docs/ufm.md). The ReLU model converges sublinearly: NC2^OF of "
+        "0.1, 600 000 steps): the seeds that reach Theorem 4.2's closed form are judged on its "
+        "structure, those that stall at spurious minima a few percent above it (docs/ufm.md) are "
+        "invalid evidence about the minimiser and counted by the ours-beyond reached-minimiser "
+        "(k/8). The ReLU model converges sublinearly: NC2^OF of "
         "σ(W1H1), W2 and NC3 are ~1e-3 at 6e5 steps on the seeds that reach it; they are held "
         "to the gap tolerance's fourth root (0.032), the objective gap to 1e-6.",
         seeds=8,
-        reach=True,
     ),
     _extended(
         "fig9",
