@@ -120,6 +120,17 @@ class Reason:
     checks: tuple[str, ...] = ()
     detail: str = ""
 
+    def brief(self, limit: int = 60) -> str:
+        """:meth:`text` with a long detail left out (the headline's form; the ladder and the
+        diagnosis carry the whole).
+
+        >>> Reason(Why.DEVIATION, ("a", "b"), "x" * 80).brief()
+        'a, b: deviation'
+        """
+        if len(self.detail) <= limit:
+            return self.text()
+        return Reason(self.why, self.checks).text()
+
     def text(self) -> str:
         names = ", ".join(self.checks)
         if self.why in (Why.FAILS, Why.SEEDS_SPLIT, Why.BEYOND):
@@ -129,9 +140,22 @@ class Reason:
         return f"{head}: {self.detail}" if self.detail else head
 
 
-def reasons_text(reasons: Sequence[Reason]) -> str:
-    """The reasons as one line, ``"; "``-joined."""
-    return "; ".join(r.text() for r in reasons)
+def reasons_text(reasons: Sequence[Reason], brief: bool = False) -> str:
+    """The reasons as one line, ``"; "``-joined (``brief``: long details left out)."""
+    return "; ".join(r.brief() if brief else r.text() for r in reasons)
+
+
+def merged(reasons: Sequence[Reason]) -> tuple[Reason, ...]:
+    """The reasons with those of the same kind and words joined into one naming every check
+    (three checks blocked by the same deviation read once).
+
+    >>> merged([Reason(Why.DEVIATION, ("a",), "x"), Reason(Why.DEVIATION, ("b",), "x")])
+    (Reason(why=<Why.DEVIATION: 'deviation'>, checks=('a', 'b'), detail='x'),)
+    """
+    out: dict[tuple[Why, str], list[str]] = {}
+    for r in reasons:
+        out.setdefault((r.why, r.detail), []).extend(r.checks)
+    return tuple(Reason(why, tuple(dict.fromkeys(c)), d) for (why, d), c in out.items())
 
 
 class DiagnosisKind(StrEnum):
@@ -242,7 +266,7 @@ def decide(
     hold, fail, mixed, untest = (by[s] for s in Status)
     reasons = [Reason(Why.FAILS, (j.name,), j.seeds) for j in fail]
     reasons += [Reason(Why.SEEDS_SPLIT, (j.name,), j.seeds) for j in mixed]
-    reasons += [j.blocked or Reason(Why.INVALID, (j.name,)) for j in untest]
+    reasons += merged([j.blocked or Reason(Why.INVALID, (j.name,)) for j in untest])
     reasons += [Reason(Why.BEYOND, (j.name,), j.seeds) for j in beyond if j.status != Status.HOLDS]
     if not (fail or mixed or untest):
         outcome = Outcome.REPRODUCED
@@ -262,7 +286,11 @@ def combine_readings(name: str, readings: Sequence[Judged]) -> Judged:
     if len(readings) == 1:
         return readings[0]
     statuses = [r.status for r in readings]
-    seeds = "; ".join(f"{r.name}: {r.status.value}" for r in readings)
+    seeds = (
+        "("
+        + ", ".join(" ".join(x for x in (r.name, r.status.value, r.seeds) if x) for r in readings)
+        + ")"
+    )
     if all(s is Status.HOLDS for s in statuses):
         return Judged(name, Status.HOLDS, seeds=seeds)
     if Status.HOLDS in statuses:

@@ -41,6 +41,9 @@ RUNNING = "running"
 #: the environment variable naming another ledger folder
 ENV = "NCLAB_EVIDENCE"
 
+#: the ledger's folder of outside sources (an author's notebook outputs), by hand
+EXTERNAL = "external"
+
 
 def default_root() -> Path:
     """The ledger folder: ``$NCLAB_EVIDENCE``, else ``evidence/`` of the source tree."""
@@ -197,6 +200,31 @@ class Ledger:
             and (not current or r.current(self._settings))
         ]
         return sorted(found, key=lambda r: (len(r.seeds), r.started), reverse=True)
+
+    def resolve(self, ref: str) -> Path | None:
+        """The file behind an evidence reference, or None when the ledger has none:
+        ``"external:<name>"`` is ``external/<name>.json`` (an outside source recorded by hand,
+        such as the outputs an author's notebook prints); ``"experiment preset"``, with
+        ``" | key=value, key=value"`` for ``--set`` overrides (JSON values), is that run's record
+        with the most seeds (the one the judge reads; stale ones included).
+
+        >>> Ledger("/nonexistent").resolve("external:x") is None
+        True
+        """
+        if ref.startswith(EXTERNAL + ":"):
+            path = self.root / EXTERNAL / f"{ref.split(':', 1)[1]}.json"
+            return path if path.is_file() else None
+        what, _, over = ref.partition(" | ")
+        experiment, _, preset = what.strip().partition(" ")
+        overrides = {}
+        for item in filter(None, (x.strip() for x in over.split(", "))):
+            key, _, value = item.partition("=")
+            try:
+                overrides[key] = json.loads(value)
+            except ValueError:
+                overrides[key] = value
+        found = self.find(experiment, preset or None, overrides, current=False)
+        return found[0].path if found else None
 
     def add(self, run_dir: str | Path, allow_dirty: bool = False) -> Path:
         """Record the finished run in ``run_dir``; returns the record's path. A run made from a

@@ -99,12 +99,12 @@ def _as_check(alias: str, v: Validity) -> Check:
     return Check(v.describe(), path=f"{alias}:{v.path}", op=v.op, value=v.value, name="valid")
 
 
-def validity(view: Summaries, scene: Scene) -> list[str]:
-    """Why one seed's summaries (``{alias: summary}``) are invalid evidence: one text per
-    condition missed (``"main: train_acc >= 0.99 (0.47): <why>"``); empty when valid. A
-    condition whose path the summary lacks (a record made before it was written) is not held
-    against the seed."""
-    out = []
+def validity(view: Summaries, scene: Scene) -> dict[str, list[str]]:
+    """Why one seed's summaries (``{alias: summary}``) are invalid evidence, by run alias: one
+    text per condition missed (``"main: train_acc >= 0.99 (0.47): <why>"``); an alias whose run
+    is valid is absent. A condition whose path the summary lacks (a record made before it was
+    written) is not held against the seed."""
+    out: dict[str, list[str]] = {}
     for alias, conditions in scene.validity.items():
         if alias not in view:
             continue
@@ -116,7 +116,7 @@ def validity(view: Summaries, scene: Scene) -> list[str]:
             if not got["passed"]:
                 value = got["value"]
                 shown = f"{value:.4g}" if isinstance(value, float) else str(value)
-                out.append(f"{alias}: {v.describe()} ({shown}): {v.why}")
+                out.setdefault(alias, []).append(f"{alias}: {v.describe()} ({shown}): {v.why}")
     return out
 
 
@@ -275,11 +275,18 @@ def verdict(claim: Claim, summaries: Summaries, scene: Scene | None = None) -> V
     views = seed_views(summaries)
     why_invalid = [validity(v, scene) for v in views] or [validity(summaries, scene)]
     labels = seed_labels(summaries, len(views)) if views else ["the run"]
-    invalid = [f"{lab}: {'; '.join(w)}" for lab, w in zip(labels, why_invalid, strict=True) if w]
-    valid = [not w for w in why_invalid][: len(views)] if views else None
+    invalid = [
+        f"{lab}: {'; '.join(t for ts in w.values() for t in ts)}"
+        for lab, w in zip(labels, why_invalid, strict=True)
+        if w
+    ]
     if not views and why_invalid[0]:  # the mean is all there is, and it is invalid
-        valid, views = [False], [summaries]
-    results = [evaluate(chk, summaries, views, valid, scene) for chk in claim.checks]
+        views = [summaries]
+    results = []
+    for chk in claim.checks:
+        aliases = {split(p)[0] for p in chk.paths()}
+        valid = [not (aliases & set(w)) for w in why_invalid] if views else None
+        results.append(evaluate(chk, summaries, views, valid, scene))
     for r in results:
         if r.blocked is not None and r.blocked.detail == "every seed":
             r.blocked = Reason(Why.INVALID, (r.name,), "; ".join(invalid))
@@ -296,7 +303,8 @@ def verdict(claim: Claim, summaries: Summaries, scene: Scene | None = None) -> V
     beyond = [r.judged() for r in results if r.kind is Role.BEYOND]
     outcome, reasons = decide(statements, sanity=sanity, beyond=beyond)
     if invalid and not any(r.why is Why.INVALID for r in reasons):
-        reasons += (Reason(Why.INVALID, (), "; ".join(invalid)),)
+        n = f"{len(invalid)}/{len(views)} seeds" if views else "the run"
+        reasons += (Reason(Why.INVALID, (), f"{n}: " + "; ".join(invalid)),)
     return Verdict(outcome, reasons, results, invalid)
 
 

@@ -60,9 +60,11 @@ class ScaleResult:
         return self.reasons[0].why if self.reasons else None
 
     def words(self) -> str:
-        """``"partial at medium size (embedding-nc1 fails 2/3 seeds)"``."""
+        """``"partial at medium size (embedding-nc1 fails 2/3 seeds)"`` (long details left
+        out: the ladder and the diagnosis give them)."""
         text = f"{self.outcome.value} at {scale_words(self.scale)}"
-        return text + (f" ({self.reason})" if self.reason else "")
+        brief = reasons_text(self.reasons, brief=True) if self.reasons else self.reason
+        return text + (f" ({brief})" if brief else "")
 
 
 @dataclass

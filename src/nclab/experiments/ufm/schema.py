@@ -224,6 +224,10 @@ class UfmPhaseSummary(Summary):
     objective_gap_off_threshold: Num
     objective_gap_best_off_threshold: Num = None  # the best seed per λ (written since issue 26)
     near_threshold_margin: float
+    #: the smallest signed relative excess over the theorem's objective, and the worst NC metric
+    #: of the collapsed off-threshold points that reached it (written since issue 49)
+    objective_excess: Num = None
+    collapse_max_reached: Num = None
     metrics: Metrics
     collapse_max: Num
     points: int

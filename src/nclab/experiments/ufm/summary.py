@@ -198,6 +198,19 @@ def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]
             ]
         ),
         "near_threshold_margin": NEAR_THRESHOLD,
+        # the global-minimum claim on any run: the smallest signed relative excess of a start's
+        # objective over the theorem's (below 0 a start beat the closed form); and the structure
+        # at the points that reached it (off the threshold, collapsed, within REACHED_GAP)
+        "objective_excess": min(
+            (g["objective"] - g["theory_objective"]) / abs(g["theory_objective"])
+            for g in grid
+            if g["theory_objective"]
+        )
+        if any(g["theory_objective"] for g in grid)
+        else None,
+        "collapse_max_reached": worst(
+            [g["collapse_max"] for g in collapsed_off if reached(g["objective_gap"])]
+        ),
         # the metrics that vanish at the optimum, worst over the collapsed off-threshold points
         "metrics": {k: worst([g["metrics"][k] for g in collapsed_off]) for k in keys},
         "collapse_max": worst([g["collapse_max"] for g in collapsed_off]),

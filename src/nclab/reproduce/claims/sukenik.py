@@ -30,6 +30,7 @@ import dataclasses
 import math
 
 from ...experiments.catalog import get_experiment
+from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import Check, Equals, at_most, sanity
 from ..registry import Claim, RunSpec
 from .tirer_bruna import EXACT
@@ -726,6 +727,9 @@ _GD_MATCHES_CLOSED_FORM = sanity(
         name="gd-matches-closed-form",
     )
 )
+#: the CE-norm sentence: a statement about Zhu et al.'s closed-form optimum for any instance (no
+#: setting of ours enters it), read as worded and as the proof uses it
+_NORM_READING = {"depends_on": (), "of": "norm-monotone-in-lambda"}
 CLAIMS += [
     Claim(
         id="sukenik/ce-norm-grows",
@@ -759,6 +763,8 @@ CLAIMS += [
                 0.9,
                 name="increasing-closed-form",
                 ours=INCREASING_WHY,
+                **_NORM_READING,
+                reading="as worded: increasing in λ (closed form)",
             ),
             Check(
                 "as worded: the optimal ‖h̄_k‖ increases with λ at the GD points (Spearman >= 0.9)",
@@ -767,6 +773,8 @@ CLAIMS += [
                 0.9,
                 name="increasing-gd",
                 ours=INCREASING_WHY,
+                **_NORM_READING,
+                reading="as worded: increasing in λ (GD points)",
             ),
             Check(
                 "as worded: towards λ → ∞ the norm grows (‖h̄_k‖ at 10 λ* > at 1e-6 λ*)",
@@ -774,9 +782,33 @@ CLAIMS += [
                 ">",
                 ref="ce_norms.h_norm_at_smallest",
                 name="grows-towards-large-lambda",
+                **_NORM_READING,
+                reading="as worded: growing towards λ → ∞",
+            ),
+            Check(
+                "as the proof uses it: the optimal ‖h̄_k‖ is monotone in λ, so a λ with norm √d "
+                "exists and is unique (closed form, |Spearman| >= 0.9: here decreasing, <= -0.9)",
+                "ce_norms.spearman_h",
+                "<=",
+                -0.9,
+                name="monotone-closed-form",
+                ours=INCREASING_WHY,
+                **_NORM_READING,
+                reading="as the proof uses it: monotone (the direction does not enter the proof)",
             ),
             _GD_MATCHES_CLOSED_FORM,
         ],
+        diagnosis={
+            "*": Diagnosis(
+                DiagnosisKind.READINGS_SPLIT,
+                "as worded the sentence fails: Zhu et al.'s optimal norms fall with the "
+                "regularisation (Spearman -0.999 for the closed form over λ from 1e-6 λ* to "
+                "10 λ*, -1 at the GD points; 0 above the threshold λ*); what the proof does with it, a norm "
+                "monotone in λ whose range holds √d, holds (here and in "
+                "sukenik/ce-lambda-h-exists): 'increasing' reads as a slip for 'decreasing'.",
+                ("ufm ufm-ce-norms",),
+            )
+        },
         quick_seconds=35,
         full_seconds=35,
         note="K=4, d=20, n=50 (Tirer & Bruna's Fig. 2 instance of the ufm-ce preset); λ* = "

@@ -6,9 +6,12 @@ in different structures (§6, the paper's Figs. 3-4).
 
 from __future__ import annotations
 
-from ..checks import Check, Ratio, at_most
+from dataclasses import replace
+
+from ...experiments.ufm.config import REACHED_GAP
+from ..checks import Check, Ratio, at_most, beyond
 from ..registry import Claim, RunSpec
-from .tirer_bruna import EXACT, EXP, PAPER
+from .tirer_bruna import EXACT, EXP, PAPER, REACHED, _not_below
 
 #: the two levels "differ in structure" when the first stays at least this many times farther
 #: from an orthogonal frame than the second (ours: an order of magnitude)
@@ -56,29 +59,55 @@ CLAIMS: list[Claim] = [
         },
         paper_values={"threshold": "a nonzero minimiser only below it (Theorem 4.1)"},
         checks=[
-            at_most(
-                "objective_gap_best_off_threshold",
-                1e-6,
-                "relative gap of the best start at each λ with |c - 1| >= 0.1",
-                ours=EXACT,
+            replace(
+                _not_below(),
+                describe="no start at any λ ends below the theorem's objective (its minimiser, "
+                "collapsed below the threshold and zero above, is the global minimum)",
             ),
-            at_most(
-                "objective_gap_off_threshold",
-                1e-6,
-                "relative gap of every start at each λ with |c - 1| >= 0.1",
+            Check(
+                "NC metrics of the collapsed points off the threshold that reached the theorem's "
+                f"objective (relative gap <= {REACHED_GAP:g}) <= 1e-6",
+                path="collapse_max_reached",
+                op="<=",
+                value=1e-6,
+                name="collapse-at-minimum",
                 ours=EXACT,
+                depends_on=(),
             ),
-            at_most(
-                "collapse_max", 1e-6, "NC metrics of the collapsed points (every start)", ours=EXACT
+            beyond(
+                at_most(
+                    "objective_gap_best_off_threshold",
+                    1e-6,
+                    "relative gap of the best start at each λ with |c - 1| >= 0.1",
+                    ours=EXACT,
+                )
+            ),
+            beyond(
+                at_most(
+                    "objective_gap_off_threshold",
+                    1e-6,
+                    "relative gap of every start at each λ with |c - 1| >= 0.1",
+                    ours=EXACT,
+                )
+            ),
+            beyond(
+                at_most(
+                    "collapse_max",
+                    1e-6,
+                    "NC metrics of the collapsed points (every start)",
+                    ours=EXACT,
+                )
             ),
         ],
         quick_seconds=90,  # 30 problems x 60k steps, one batched solve
         full_seconds=600,
         note="c = K (nλ³)^(1/3) / 2^(-4/3); points within 10 % of c = 1 are reported, not judged. "
         "The zero solution is a local minimum on both sides of the threshold and a nonzero "
-        "local minimum survives just above it, so a start can end at either: the first check "
-        "asks whether the global minimum is where the theorem puts it (the best start), the "
-        "others whether gradient descent from every start (init x0.5, our choice) reaches it.",
+        "local minimum survives just above it, so a start can end at either. The theorem is "
+        "about the global minimum: no start may end below it, and the starts that reach it "
+        "must be collapsed (the statement checks); whether gradient descent from the best or "
+        "every start (init x0.5, our choice) reaches it is ours-beyond (the paper tunes its "
+        "scheme, §6, and runs no sweep).",
     ),
     Claim(
         id="tirer-bruna/fig5-two-levels",
@@ -89,7 +118,10 @@ CLAIMS: list[Claim] = [
         "stays far from one.",
         runs={
             "linear": RunSpec(EXP, quick="tb-fig5-linear", full="tb-fig5-linear"),
-            "relu": RunSpec(EXP, quick="tb-fig5-relu-quick", full="tb-fig5-relu"),
+            # the structure is the minimiser's: judged on the seeds that reach it
+            "relu": RunSpec(
+                EXP, quick="tb-fig5-relu-quick", full="tb-fig5-relu", validity=(REACHED,)
+            ),
         },
         measured={
             "linear: NC2^OF of H1": "linear:metrics.H1.nc2_of",
