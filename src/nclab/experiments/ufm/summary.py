@@ -198,19 +198,7 @@ def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]
             ]
         ),
         "near_threshold_margin": NEAR_THRESHOLD,
-        # the global-minimum claim on any run: the smallest signed relative excess of a start's
-        # objective over the theorem's (below 0 a start beat the closed form); and the structure
-        # at the points that reached it (off the threshold, collapsed, within REACHED_GAP)
-        "objective_excess": min(
-            (g["objective"] - g["theory_objective"]) / abs(g["theory_objective"])
-            for g in grid
-            if g["theory_objective"]
-        )
-        if any(g["theory_objective"] for g in grid)
-        else None,
-        "collapse_max_reached": worst(
-            [g["collapse_max"] for g in collapsed_off if reached(g["objective_gap"])]
-        ),
+        **_global_minimum(grid, collapsed_off),
         # the metrics that vanish at the optimum, worst over the collapsed off-threshold points
         "metrics": {k: worst([g["metrics"][k] for g in collapsed_off]) for k in keys},
         "collapse_max": worst([g["collapse_max"] for g in collapsed_off]),
@@ -219,6 +207,22 @@ def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]
         "steps": cfg.train.steps,
         "grid": grid,
         **({"ce_norms": ce_norms(cfg, grid, lams)} if _plain_ce(cfg) else {}),
+    }
+
+
+def _global_minimum(grid: list[dict], collapsed_off: list[dict]) -> dict[str, Any]:
+    """The global-minimum claim on any run: the smallest signed relative excess of a start's
+    objective over the theorem's (below 0 a start beat the closed form), and the structure at
+    the points that reached it (collapsed, off the threshold, within REACHED_GAP)."""
+    excess = [
+        (g["objective"] - g["theory_objective"]) / abs(g["theory_objective"])
+        for g in grid
+        if g["theory_objective"]
+    ]
+    reached_max = [g["collapse_max"] for g in collapsed_off if reached(g["objective_gap"])]
+    return {
+        "objective_excess": min(excess, default=None),
+        "collapse_max_reached": worst(reached_max),
     }
 
 
