@@ -147,8 +147,8 @@ def criticality(cfg, pred) -> float:
     return pred.threshold_value / pred.threshold
 
 
-def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]) -> dict:
-    last = history[-1]
+def _phase_grid(cfg, model: BatchedUFM, probs: list[dict], last: dict) -> list[dict]:
+    """One entry per (λ, seed) problem: its objective beside the theorem's, its metrics."""
     measured, theory = _norms(cfg, model, probs)
     grid = []
     for b, p in enumerate(probs):
@@ -173,6 +173,11 @@ def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]
                 "theory_norms": theory[b],
             }
         )
+    return grid
+
+
+def phase_summary(cfg, model: BatchedUFM, probs: list[dict], history: list[dict]) -> dict:
+    grid = _phase_grid(cfg, model, probs, history[-1])
     lams = sorted({g["lambda"] for g in grid})
     by_lam = {lam: [g for g in grid if g["lambda"] == lam] for lam in lams}
     off = [g for g in grid if abs(g["criticality"] - 1) >= NEAR_THRESHOLD]
