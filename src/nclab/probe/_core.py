@@ -52,7 +52,8 @@ class CollapseProbe:
         empty_classes: ``"error"`` (default): every class must have samples; ``"drop"``: classes
             without samples (e.g. the tokens of a vocabulary that never occur as next tokens) are
             left out after the first pass, the others renumbered in order with the classifier's
-            rows; ``result.classes`` lists the original index of each class kept.
+            rows; ``result.classes`` lists the original index of each class kept (always a list:
+            ``0..K-1`` when none is dropped).
     """
 
     def __init__(
@@ -364,5 +365,6 @@ class CollapseProbe:
                 first_pass_decisions(m, tap.clf_sums)
             reword_skipped(m, tap, self.classifier)
             metrics[tap.name], stats[tap.name] = m, tap.stats
-        classes = self.classes.kept.tolist() if self.classes.dropped else None
+        kept = self.classes.kept
+        classes = kept.tolist() if kept is not None else list(range(self.num_classes))
         return ProbeResult(metrics, stats, classes)

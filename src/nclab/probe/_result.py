@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -18,14 +18,14 @@ class ProbeResult:
     """Metrics per layer (``to_dict()``: ``{layer: {metric: value}}``), the reasons for the metrics
     left out (``skipped``: ``{layer: {metric: reason}}``) and the statistics behind them (``stats``,
     each with the classifier it was measured with: ``stats[layer].compute()`` gives the metrics
-    again) and, when ``empty_classes="drop"`` left classes out, the original index of each class
-    kept (``classes``)."""
+    again) and the original index of each class measured (``classes``: ``0..K-1``, or the classes
+    kept when ``empty_classes="drop"`` left some out; ``len(result.classes)`` is the K measured)."""
 
     metrics: dict[str, Metrics]
     stats: dict[str, ClassStats]
-    #: original index of each class measured when ``empty_classes="drop"`` left some out (else
-    #: None: the classes are 0..K-1)
-    classes: list[int] | None = None
+    #: original index of each class measured: ``[0, ..., K-1]``, or the classes kept when
+    #: ``empty_classes="drop"`` left some out (always a list)
+    classes: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         return {layer: dict(m) for layer, m in self.metrics.items()}
