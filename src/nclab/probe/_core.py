@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
@@ -261,6 +262,7 @@ class CollapseProbe:
         distributed: bool = True,
         progress: bool = True,
         cache_budget: int | str = CACHE_BUDGET,
+        spill: bool | str | os.PathLike = False,
     ) -> ProbeResult:
         """Stream ``loader`` through the model and compute the metrics.
 
@@ -272,9 +274,11 @@ class CollapseProbe:
         * ``True`` / ``"reread"`` (default): read the loader again. It warns when a DataLoader
           shuffles and when the second pass saw different data (augmentation, ``drop_last``);
         * ``"cache"``: read the loader once and run the second pass on the pooled features kept in
-          memory (at most ``cache_budget`` bytes, e.g. ``"2GB"``; refused beyond it): both passes
-          see the same draw, so a training loader that augments gives consistent one-draw values,
-          and a deterministic one exactly the numbers of ``"reread"``;
+          memory (at most ``cache_budget`` bytes, e.g. ``"2GB"``; refused beyond it, unless
+          ``spill=True`` (the system's temporary folder) or ``spill="folder"``: the batches beyond
+          the budget go to a temporary file there and are read back): both passes see the same
+          draw, so a training loader that augments gives consistent one-draw values, and a
+          deterministic one exactly the numbers of ``"reread"``; the model runs once per batch;
         * ``False``: one pass, no second pass (the full D x D scatter for ``nc1``; ``nc3_cos`` and
           ``acc`` with the classifier; no ``nc4``, ``ncc_acc``).
 
@@ -285,7 +289,7 @@ class CollapseProbe:
         for tap in self.taps:
             tap.stats = tap.clf_sums = None
         self.classes.reset()
-        cache = FeatureCache(cache_budget) if mode == "cache" else None
+        cache = FeatureCache(cache_budget, spill) if mode == "cache" else None
         if mode == "reread":
             guards.warn_if_loader_varies(loader)
         self._attach()
@@ -296,9 +300,11 @@ class CollapseProbe:
                 if mode == "reread":
                     self._second_pass(loader, device, max_batches, distributed, progress)
                 elif mode == "cache":
-                    passes.cached_second_pass(self, cache, distributed)
+                    passes.cached_second_pass(self, cache, distributed, progress)
         finally:
             self._detach()
+            if cache is not None:
+                cache.clear()  # the memory, and the spill file (if any) with it
         passes.record_classifier(self)
         return self.result()
 
