@@ -178,7 +178,7 @@ def test_text_with_a_local_tokenizer(tmp_path):
 def test_bad_input_is_a_clear_error(tmp_path):
     model = gpt2()
     with pytest.raises(DataError, match=r"token id \d+, but the LM head 'lm_head' has 400 rows"):
-        measure_lm(model, synthetic_corpus(1000, 500), progress=False)
+        measure_lm(model, synthetic_corpus(1000, 500, seq_len=50), progress=False)
     (tmp_path / "x.csv").write_text("1,2,3")
     with pytest.raises(DataError, match="a corpus file is one of"):
         load_corpus(tmp_path / "x.csv")
@@ -207,3 +207,85 @@ def test_the_study_keys_are_all_reported():
         assert key in got and math.isfinite(got[key]), key
     d = lm.to_dict()
     assert d["forward_passes"] == d["batches"] and d["classes"] == len(lm.result.classes)
+
+
+def _cli(args, capsys):
+    from nclab.cli import main
+
+    code = 0
+    try:
+        main(args)
+    except SystemExit as exc:
+        code = exc.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_nclab_measure_lm_on_a_saved_model_and_token_files(tmp_path, capsys):
+    import json
+
+    model = gpt2()
+    model.save_pretrained(tmp_path / "model")
+    corp = corpus(1200)
+    np.save(tmp_path / "ids.npy", corp.ids.flatten().numpy())  # 25 full rows of 48
+    code, out, err = _cli(
+        [
+            "measure-lm",
+            str(tmp_path / "ids.npy"),
+            "--model",
+            str(tmp_path / "model"),
+            "--json",
+            "--seq-len",
+            "48",
+            "--layer",
+            "transformer.h.1",
+            "--layer",
+            "lm_head:input",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["forward_passes"] == res["batches"] and res["vocab_size"] == VOCAB
+    assert set(res["metrics"]) == {"transformer.h.1", "lm_head:input"}
+    assert "nc1" in res["notes"]["lm_head:input"]
+    ref = measure_lm(model, load_corpus(tmp_path / "ids.npy", seq_len=48), progress=False)
+    assert res["metrics"]["lm_head:input"]["nc1"] == pytest.approx(
+        ref.result.to_dict()["lm_head:input"]["nc1"], rel=1e-12
+    )
+
+
+def test_nclab_measure_lm_builds_gpt2_shapes_and_says_what_is_wrong(tmp_path, capsys):
+    import json
+
+    code, out, err = _cli(
+        ["measure-lm", "--config", "gpt2-tiny", "--synthetic", "1500", "--seq-len", "64"], capsys
+    )
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "of the 50257 next-token classes occur" in text and "note lm_head:input nc1" in text
+    (tmp_path / "config.json").write_text(gpt2(vocab=90).config.to_json_string())
+    code, out, err = _cli(
+        [
+            "measure-lm",
+            "--config",
+            str(tmp_path),
+            "--synthetic",
+            "600",
+            "--seq-len",
+            "50",
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert json.loads(out)["vocab_size"] == 90
+    for args, msg in (
+        (["--synthetic", "100"], "needs a model"),
+        (["--config", "gpt9", "--synthetic", "100"], "unknown config 'gpt9'"),
+        (["--config", "gpt2-tiny"], "needs a corpus"),
+        (["--model", str(tmp_path / "none"), "--synthetic", "100"], "cannot load a causal LM"),
+        (["--config", str(tmp_path), "--synthetic", "600"], "but the model has 64 positions"),
+    ):
+        code, _, err = _cli(["measure-lm", *args], capsys)
+        assert code == 2 and msg in err and len(err.strip().splitlines()) == 1, (args, err)

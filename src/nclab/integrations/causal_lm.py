@@ -177,6 +177,12 @@ def lm_probe(
             f"the LM head {head_name!r} has no (K, D) weight: name the head with classifier="
         )
     vocab = int(weight.shape[0])
+    positions = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    if isinstance(positions, int) and corpus.ids.shape[1] > positions:
+        raise DataError(
+            f"the corpus has sequences of {corpus.ids.shape[1]} tokens, but the model has "
+            f"{positions} positions: cut the corpus into shorter rows (seq_len, --seq-len)"
+        )
     if corpus.max_id >= vocab:
         raise DataError(
             f"the corpus has token id {corpus.max_id}, but the LM head {head_name!r} has "
