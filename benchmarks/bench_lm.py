@@ -31,7 +31,8 @@ Each implementation runs in a fresh Python process (after a one-batch warm-up), 
 timed runs (``/proc/self/clear_refs``). ``ratio`` = plain seconds / ours; ``max_err_ours`` and
 ``max_err_plain`` the largest relative errors against the truth (ours over every key it shares
 with the truth, ``nc1`` and ``ncc_acc`` included; plain over the study's six keys). Targets
-(issue 52, idle machine): ``ratio`` >= 2.2, ``max_err_ours`` <= 1e-10.
+(issue 52, idle machine): ``ratio`` >= 2.2, ``max_err_ours`` <= 1e-10 (``targets_met``; null
+with ``--smoke``).
 
 Usage: python benchmarks/bench_lm.py [--tokens 50000] [--seq-len 128] [--batch-size 8]
        [--repeats 1] [--threads N] [--smoke]
@@ -377,7 +378,9 @@ def main() -> None:
         "values": {name: r["values"] for name, r in res.items()},
         "times": {name: res[name]["times"] for name in ("ours", "plain")},
     }
-    out["targets_met"] = bool(out["ratio"] >= 2.2 and out["max_err_ours"] <= 1e-10)
+    # the targets are for full size on an idle machine: a smoke run says nothing about them
+    met = out["ratio"] >= 2.2 and out["max_err_ours"] <= 1e-10
+    out["targets_met"] = None if args.smoke else bool(met)
     print(
         f"GPT-2 ({shape['n_layer']} layers, width {shape['d']}, vocabulary "
         f"{shape['vocab_size']}), {out['samples']} tokens of {out['classes']} next-token classes, "
@@ -390,7 +393,8 @@ def main() -> None:
             f"  {name:5s}: {r['seconds']:8.2f} s, {r['forward_passes']} forward passes, peak "
             f"+{r['peak_bytes'] / 2**20:7.1f} MiB, largest relative error {err:.2e}"
         )
-    print(f"  ratio (plain / ours) {out['ratio']:.2f}; targets met: {out['targets_met']}")
+    targets = "not judged (--smoke)" if args.smoke else out["targets_met"]
+    print(f"  ratio (plain / ours) {out['ratio']:.2f}; targets met: {targets}")
     print(json.dumps(out))
 
 
