@@ -20,7 +20,9 @@ measured are the tokens that occur as a next token (K' of the 50,257).
   (variance of -log of the distances of the normalised means), UNC3, NC4. Two changes so that the
   values compare: the decisions are made among the K' classes that occur (their code searches all
   50,257 means, zero for a class never seen), and the pairwise metrics use float32 Gram tiles with
-  two-pass means and variances (their kernels form tile x tile x D differences: slower).
+  two-pass means and variances (their kernels form tile x tile x D differences: slower). The
+  study's own ``CollapseStatistics`` keeps the means and variances in float64 (``dtype=float``)
+  and decides in float32; float32 throughout, as issue 52 asks, is the faster reference.
 * **Truth**: the same definitions in float64 from the features of one more (untimed) model run:
   Gram tiles, two-pass moments, nearest-centre decisions with near ties decided from the explicit
   distances, NC1 = tr(Sigma_W Sigma_B^+)/K from the full D x D Sigma_W and the SVD of the centred

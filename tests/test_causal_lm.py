@@ -194,6 +194,16 @@ def test_bad_input_is_a_clear_error(tmp_path):
         synthetic_corpus(10, 100, seq_len=1)
     with pytest.raises(DataError, match="batch_size"):
         measure_lm(model, corpus(200), batch_size=0, progress=False)
+    with pytest.raises(DataError, match="corpus must be a TokenCorpus"):
+        measure_lm(model, [[1, 2, 3]], progress=False)
+    torch.save({"ids": object()}, tmp_path / "obj.pt")
+    with pytest.raises(DataError, match="cannot read token ids"):
+        load_corpus(tmp_path / "obj.pt")
+    np.arange(10, dtype=np.uint16).tofile(tmp_path / "t.bin")
+    with pytest.raises(DataError, match="bin_dtype must be"):
+        load_corpus(tmp_path / "t.bin", bin_dtype="float32")
+    with pytest.raises(DataError, match="no such layer|not a module|did you mean"):
+        measure_lm(model, corpus(200), layers=["transformer.h9"], progress=False)
     with pytest.raises(DataError, match="no output embedding"):
         measure_lm(torch.nn.Linear(3, 3), corpus(200), progress=False)
 

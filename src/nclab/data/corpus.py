@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,19 +177,17 @@ def _read_ids(path: Path, tokenizer, bin_dtype: str) -> Iterator[torch.Tensor]:
     if path.suffix == ".txt":
         yield torch.tensor(_tokenize(path, tokenizer), dtype=torch.int64)
         return
+    if path.suffix == ".bin" and bin_dtype not in ("uint16", "uint32", "int32", "int64"):
+        raise DataError(f"bin_dtype must be uint16, uint32, int32 or int64, got {bin_dtype!r}")
     try:
         if path.suffix == ".npy":
             arr = np.load(path, mmap_mode="r")
         elif path.suffix == ".bin":
-            if bin_dtype not in ("uint16", "uint32", "int32", "int64"):
-                raise DataError(
-                    f"bin_dtype must be uint16, uint32, int32 or int64, got {bin_dtype!r}"
-                )
             arr = np.memmap(path, dtype=bin_dtype, mode="r")
         else:
             arr = torch.load(path, map_location="cpu", weights_only=True)
             arr = arr.numpy() if isinstance(arr, torch.Tensor) else np.asarray(arr)
-    except (OSError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError, pickle.UnpicklingError) as exc:
         raise DataError(f"{path}: cannot read token ids ({exc})") from exc
     if arr.ndim not in (1, 2) or not np.issubdtype(arr.dtype, np.integer):
         raise DataError(

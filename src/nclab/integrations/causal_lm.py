@@ -170,6 +170,11 @@ def lm_probe(
 ) -> CollapseProbe:
     """The probe :func:`measure_lm` runs: token mode, next-token ``labels``, K = the head's rows,
     the vocabulary's tokens that never occur dropped; the corpus checked against K."""
+    if not isinstance(corpus, TokenCorpus):
+        raise DataError(
+            f"corpus must be a TokenCorpus (load_corpus, synthetic_corpus), got "
+            f"{type(corpus).__name__}"
+        )
     head_name, head = find_module(_head_name(model, classifier), dict(model.named_modules()))
     weight = getattr(head, "weight", None)
     if not isinstance(weight, torch.Tensor) or weight.ndim != 2:
