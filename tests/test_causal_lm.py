@@ -129,6 +129,8 @@ def test_beyond_the_cache_budget_the_features_spill_and_the_model_still_runs_onc
     spilled = measure_lm(model, corp, cache_budget="20kB", spill=tmp_path, progress=False)
     assert spilled.forward_passes == spilled.batches
     assert spilled.result.to_dict() == in_memory.result.to_dict()
+    assert in_memory.cache["spilled_bytes"] == 0 < in_memory.cache["memory_bytes"]
+    assert 0 < spilled.cache["memory_bytes"] <= 20_000 < spilled.cache["spilled_bytes"]
     with pytest.raises(DataError, match="cache_budget"):
         measure_lm(model, corp, cache_budget="20kB", spill=False, progress=False)
     assert model.lm_head.forward.__func__ is type(model.lm_head).forward  # restored after errors

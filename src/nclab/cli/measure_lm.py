@@ -136,6 +136,11 @@ def _print(out: dict) -> None:
         f"{out['classes']} of the {out['vocab_size']} next-token classes occur; "
         f"{out['forward_passes']} forward passes for {out['batches']} batches, "
         f"{out['seconds']:.1f} s"
+        + (
+            f"; {out['cache']['spilled_bytes'] / 1e9:.2f} GB of features spilled to disk"
+            if out["cache"].get("spilled_bytes")
+            else ""
+        )
     )
     rows = {
         layer: {**{k: m[k] for k in first if k in m}, **m} for layer, m in out["metrics"].items()

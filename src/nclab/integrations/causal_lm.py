@@ -80,7 +80,9 @@ STUDY_KEYS = ("cdnv", "nc2_equinorm", "nc2_equiangle", "gnc2", "unc3", "nc4")
 @dataclass
 class LMResult:
     """A language model measured over a corpus: the probe's result (``result``: metrics per
-    layer, ``notes``, ``skipped``, ``classes``, ``stats``) and what the measurement did."""
+    layer, ``notes``, ``skipped``, ``classes``, ``stats``) and what the measurement did
+    (``forward_passes`` of the model for its ``batches``; ``cache``: the bytes of token features
+    kept in memory and spilled to disk for the second pass)."""
 
     result: ProbeResult
     vocab_size: int
@@ -158,7 +160,8 @@ def measure_lm(
         _study_metrics(result.metrics[tap.name], tap.stats, tap.is_classifier, global_mean)
     seconds = time.perf_counter() - t0
     samples = result.stats[probe.taps[0].name].num_samples
-    return LMResult(result, probe.num_classes, samples, len(batches), calls[0], seconds)
+    cache = dict(getattr(probe, "cached", {}))  # the features' bytes in memory and spilled
+    return LMResult(result, probe.num_classes, samples, len(batches), calls[0], seconds, cache)
 
 
 def lm_probe(

@@ -87,7 +87,8 @@ def cached_second_pass(
     probe, cache: FeatureCache, distributed: bool, progress: bool = False
 ) -> None:
     """The second pass over the features kept in memory (or spilled to disk), then merged over
-    the ranks."""
+    the ranks; ``probe.cached``: the bytes the cache held in memory and in its spill file."""
+    probe.cached = {"memory_bytes": cache.nbytes, "spilled_bytes": cache.spilled}
     batches = track(cache.read(), "probe: decisions (cached)", len(cache.batches), progress)
     for i, feats in enumerate(batches):
         decide(probe, feats, i, None)
