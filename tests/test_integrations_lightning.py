@@ -80,7 +80,8 @@ def _trainer(callback, **kw):
         "num_sanity_val_steps": 0,
         **kw,
     }
-    return L.Trainer(callbacks=[callback], **kw)
+    kw.setdefault("callbacks", [callback])
+    return L.Trainer(**kw)
 
 
 def _fit(callback, seed=0, **kw):
@@ -174,6 +175,26 @@ def test_early_stopping_and_checkpoints_monitor_a_collapse_metric(tmp_path):
     assert float(stop.best_score) == pytest.approx(min(h[key] for h in cb.history), rel=1e-6)
     assert float(best.best_model_score) == pytest.approx(float(stop.best_score))
     assert best.best_model_path
+
+
+def test_start_epoch_waits_and_early_stopping_waits_for_the_key():
+    """NC1 often rises in the first epochs: start_epoch leaves them out (nothing measured, nothing
+    logged), and EarlyStopping(strict=False) waits for the key instead of failing."""
+    key = "collapse/fc:input/nc1"
+    stop = EarlyStopping(monitor=key, mode="min", patience=5, strict=False)
+    cb = CollapseCallback("fc:input", num_classes=3, classifier="fc", start_epoch=2)
+    _, trainer = _fit(cb, max_epochs=4, logger=False, callbacks=[stop, cb])
+    assert [h["epoch"] for h in cb.history] == [2, 3]
+    assert float(stop.best_score) == pytest.approx(min(h[key] for h in cb.history), rel=1e-6)
+    late = CollapseCallback(
+        "fc:input", num_classes=3, loader=DataLoader(_dataset(), batch_size=16), start_epoch=1,
+        every_n_epochs=2,
+    )  # fmt: skip
+    _fit(late, max_epochs=4, logger=False)
+    assert [h["epoch"] for h in late.history] == [1, 3]
+    for bad in (-1, 1.5, True):
+        with pytest.raises(DataError, match="start_epoch must be an integer >= 0"):
+            CollapseCallback("fc:input", num_classes=3, start_epoch=bad)
 
 
 def test_history_steps_are_the_loggers_steps():

@@ -178,3 +178,35 @@ def test_scores_beyond_float32_range_are_decided_in_float64():
     c = 1e25 * torch.randn(k, 4, generator=g, dtype=F64)
     x = c[torch.arange(200) % k] + 1e23 * torch.randn(200, 4, generator=g, dtype=F64)
     assert torch.equal(nearest_centre(x, c, (c * c).sum(1)), torch.cdist(x, c).argmin(1))
+
+
+@pytest.mark.parametrize("scatter", ["subspace", "full"])
+def test_a_batch_of_few_classes_updates_only_their_rows(monkeypatch, scatter):
+    """K >= COMPACT_MIN_CLASSES: a batch holding few of the classes (tokens of a vocabulary)
+    updates their rows in place, with the arithmetic of the dense update, bit for bit."""
+    import nclab.stats._rows as rows
+
+    g = torch.Generator().manual_seed(0)
+    k, d = 3000, 16
+    y = torch.randint(0, 400, (4000,), generator=g) * 7  # 400 of the 3000 classes
+    x = 3 * torch.randn(k, d, generator=g)[y] + torch.randn(4000, d, generator=g)
+
+    def stream():
+        s = ClassStats(k, d, scatter=scatter)
+        for xb, yb in zip(x.split(500), y.split(500), strict=True):
+            s.update(xb, yb)
+        return s
+
+    compact = stream()
+    monkeypatch.setattr(rows, "COMPACT_MIN_CLASSES", 10**9)
+    dense = stream()
+    assert torch.equal(compact.counts, dense.counts)
+    assert torch.equal(compact.means, dense.means)
+    assert torch.equal(compact.class_ss, dense.class_ss)
+    if scatter == "full":
+        assert torch.equal(compact.scatter, dense.scatter)
+    ref = ClassStats.from_features(x, y, num_classes=k, scatter="none", decisions=False)
+    ref = ref.drop_empty()[0]
+    got = compact.drop_empty()[0]
+    torch.testing.assert_close(got.means, ref.means, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(got.class_ss, ref.class_ss, rtol=1e-12, atol=1e-12)

@@ -55,3 +55,37 @@ def test_the_ddp_script_runs_under_torchrun(tmp_path):
     script.write_text(files["collapse_ddp.py"])
     run = torchrun(script)
     assert "2 processes against one" in run.stdout
+
+
+def section(title: str) -> str:
+    """The text of the section whose heading starts with ``## title`` (up to the next one)."""
+    text = DOC.read_text()
+    start = text.index(f"\n## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else len(text)]
+
+
+def test_the_language_model_section_runs_verbatim(tmp_path, monkeypatch, capsys):
+    """Section 8 on its own (its blocks import what they use): the model runs once over the
+    corpus, the notes say why nc1 understates, and what it prints is what the page shows."""
+    pytest.importorskip("transformers")
+    monkeypatch.chdir(tmp_path)
+    text = section("8. Language models")
+    code = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(code) == 2
+    scope = {"__name__": "language_models"}
+    exec(compile("\n".join(code), str(DOC), "exec"), scope)
+    out = capsys.readouterr().out
+    lm = scope["lm"]
+    assert lm.forward_passes == lm.batches > 0
+    assert lm.vocab_size == 50257 and 0 < len(lm.result.classes) < 50257
+    assert "rank(Sigma_B)" in lm.result.notes["lm_head:input"]["nc1"]
+    assert set(scope["deep"].result.to_dict()) == {"transformer.h.0", "lm_head:input"}
+    shown = re.findall(r"```text\n(.*?)```", text, flags=re.S)
+    assert out.splitlines()[0] == shown[0].splitlines()[0]  # tokens, classes, passes
+    assert "noted: nc1, nc2_etf, nc2_w_etf, nc2_of, nc2_w_of" in out
+    assert "noted: nc1, nc2_etf, nc2_w_etf, nc2_of, nc2_w_of" in shown[1]
+    values = lm.result.to_dict()["lm_head:input"]
+    for line in shown[0].splitlines()[1:]:  # the printed values, to the digits shown
+        key, value = line.split()
+        assert f"{values[key]:.4g}" == value, key

@@ -88,3 +88,44 @@ def test_the_shuffle_warning_names_the_cache():
     loader = DataLoader(TensorDataset(x, y), batch_size=30, shuffle=True, drop_last=True)
     with pytest.warns(UserWarning, match="second_pass='cache'"):
         probe(model()).run(loader, progress=False)
+
+
+def test_beyond_the_budget_the_cache_spills_to_a_file_and_reads_the_loader_once(tmp_path):
+    x, y = base()
+    batches = [(x[i : i + 45], y[i : i + 45]) for i in range(0, 180, 45)]
+    net = model()
+    calls = []
+    net.register_forward_hook(lambda *_: calls.append(1))
+    two = probe(net).run(batches, progress=False)
+    calls.clear()
+    spilled = probe(net).run(
+        batches, second_pass="cache", cache_budget="10kB", spill=tmp_path, progress=False
+    )
+    assert len(calls) == len(batches)  # one forward per batch: nothing is run twice
+    assert spilled.to_dict() == two.to_dict()  # the same tensors read back: bit for bit
+    assert list(tmp_path.iterdir()) == []  # an unnamed temporary file, gone with the pass
+    with pytest.raises(DataError, match="no such folder"):
+        probe(net).run(batches, second_pass="cache", spill=tmp_path / "missing", progress=False)
+    with pytest.raises(DataError, match="spill must be"):
+        probe(net).run(batches, second_pass="cache", spill=3, progress=False)
+
+
+def test_the_spill_file_keeps_every_dtype_and_shape(tmp_path):
+    from nclab.probe._cache import FeatureCache
+
+    tap = object()
+    g = torch.Generator().manual_seed(0)
+    batches = [
+        [(tap, torch.randn(5, 3, generator=g).to(dtype), torch.arange(5))]
+        for dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+    ]
+    batches.append([(tap, torch.empty(0, 3), torch.empty(0, dtype=torch.long))])
+    cache = FeatureCache(100, spill=tmp_path)  # the first batch fits in memory, not the rest
+    for i, b in enumerate(batches):
+        cache.add(b, i)
+    assert cache.nbytes > 0 and cache.spilled > 0
+    for got, want in zip(cache.read(), batches, strict=True):
+        (t1, x1, y1), (t2, x2, y2) = got[0], want[0]
+        assert t1 is t2 and x1.dtype == x2.dtype and torch.equal(x1, x2) and torch.equal(y1, y2)
+    cache.clear()
+    assert cache.batches == [] and cache.spilled == 0 and cache._file is None

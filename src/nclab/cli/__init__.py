@@ -13,6 +13,7 @@ from ..errors import NclabError
 # registering the verbs (each module adds its commands to ``app``)
 from . import evidence as _evidence  # noqa: F401
 from . import measure as _measure  # noqa: F401
+from . import measure_lm as _measure_lm  # noqa: F401
 from . import orchestrate as _orchestrate  # noqa: F401
 from . import run as _run  # noqa: F401
 from . import theory as _theory  # noqa: F401

@@ -160,3 +160,5 @@ def _print(result: dict, where: str) -> None:
     c.print(kv_table(result["metrics"], title="collapse metrics"))
     for key, why in result.get("skipped", {}).items():
         c.print(f"[dim]{key}: not computed ({why})[/]")
+    for key, why in result.get("notes", {}).items():
+        c.print(f"[yellow]note[/] {key}: {why}")

@@ -144,10 +144,17 @@ class Measurement:
 
     def values(self, result: ProbeResult, prefix: str | None = None) -> dict[str, float]:
         """The flat metrics of ``result``; a metric of ``metrics=`` that no layer has is a warning
-        with the reason (once)."""
+        with the reason (once), and so is the caveat of a logged metric that means little for
+        these layers (``result.notes``: ``nc1`` when rank(Sigma_B) < K - 1, once per key)."""
         if self.metrics is not None:
             self._warn_missing(result)
-        return flat_metrics(result, self.prefix if prefix is None else prefix, self.metrics)
+        values = flat_metrics(result, self.prefix if prefix is None else prefix, self.metrics)
+        for layer, notes in result.notes.items():
+            for key, note in notes.items():
+                name = f"{self.prefix}/{layer}/{key}"
+                if self.metrics is None or key in self.metrics:
+                    self.warn_once(f"note {name}", f"{name}: {note}")
+        return values
 
     # --- warnings ----------------------------------------------------------------------------
     def warn_once(self, key: str, message: str) -> None:

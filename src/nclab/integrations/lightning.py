@@ -22,6 +22,13 @@ The sanity check is not measured.
 probe's extra passes (``second_pass=True``: two; ``"cache"``: one) at the end of the training epoch
 (what the callback did by default before it measured in the validation loop).
 
+Collapse metrics move a lot in the first epochs (NC1 often rises before it falls):
+``start_epoch=n`` measures from epoch n on, with ``EarlyStopping(monitor=..., strict=False)``,
+which waits for the key to exist, or monitor from epoch 0 with a ``patience`` that outlasts the
+rise. A logged metric that means little for the layer (``nc1`` when the class means span fewer
+than K - 1 directions: more classes than dimensions, a language model's vocabulary) is said once
+in a warning with what to watch instead (``nc1_rank_norm``, ``cdnv``; ``result.notes``).
+
 The metrics of every measurement are also kept in ``callback.history`` (``{"epoch", "step",
 metrics...}``, ``step`` the logger's step) and the last :class:`~nclab.probe.ProbeResult` in
 ``callback.result``. The model's modes are those of the validation loop (eval); with its own
@@ -95,6 +102,10 @@ class CollapseCallback(L.Callback):
             probe's passes over that loader, at the end of the training epoch (so is ``"val"``
             with ``forward=``, which runs the model the probe's way).
         every_n_epochs: measure in epochs n-1, 2n-1, ... (0-based epoch numbers).
+        start_epoch: the first epoch (0-based) that may be measured: before it the callback
+            neither measures nor logs (collapse metrics of the first epochs move a lot, NC1 often
+            rises before it falls; monitor them with ``EarlyStopping(..., strict=False)``, which
+            waits for the key to exist, or with a ``patience``).
         prefix: the first part of every logged key (``"collapse"``).
         metrics: the metric names to log (default: all that apply; any case; an unknown name
             raises, one these options cannot give is a warning).
@@ -121,10 +132,13 @@ class CollapseCallback(L.Callback):
         max_batches: int | None = None,
         prog_bar: bool = False,
         cache_budget: int | str = CACHE_BUDGET,
+        start_epoch: int = 0,
         **probe_options: Any,
     ):
         if not isinstance(every_n_epochs, int) or every_n_epochs < 1:
             raise DataError(f"every_n_epochs must be a positive integer, got {every_n_epochs!r}")
+        if not isinstance(start_epoch, int) or isinstance(start_epoch, bool) or start_epoch < 0:
+            raise DataError(f"start_epoch must be an integer >= 0, got {start_epoch!r}")
         if isinstance(loader, str) and loader not in ("val", "train"):
             raise DataError(f"loader must be a DataLoader, 'val' or 'train', got {loader!r}")
         self.measure = Measurement(
@@ -141,6 +155,7 @@ class CollapseCallback(L.Callback):
         # forward= runs the model the probe's way: a measurement of its own
         self.in_loop = loader == "val" and "forward" not in probe_options
         self.every_n_epochs = every_n_epochs
+        self.start_epoch = start_epoch
         self.prog_bar = prog_bar
         self.history: list[dict[str, float]] = []
         self.result = None
@@ -160,12 +175,13 @@ class CollapseCallback(L.Callback):
                     "measure on a loader of its own with an extra pass"
                 )
 
+    def _due(self, trainer) -> bool:
+        """Whether this epoch is measured: from ``start_epoch`` on, every ``every_n_epochs``."""
+        epoch = trainer.current_epoch
+        return epoch >= self.start_epoch and (epoch + 1) % self.every_n_epochs == 0
+
     def _measuring(self, trainer) -> bool:
-        return (
-            self.in_loop
-            and not trainer.sanity_checking
-            and (trainer.current_epoch + 1) % self.every_n_epochs == 0
-        )
+        return self.in_loop and not trainer.sanity_checking and self._due(trainer)
 
     # --- in the validation loop ----------------------------------------------------------------
     def on_validation_epoch_start(self, trainer, pl_module) -> None:
@@ -215,7 +231,7 @@ class CollapseCallback(L.Callback):
 
     # --- on a loader of its own ----------------------------------------------------------------
     def on_train_epoch_end(self, trainer, pl_module) -> None:
-        if self.in_loop or (trainer.current_epoch + 1) % self.every_n_epochs:
+        if self.in_loop or not self._due(trainer):
             return
         self.result, values = self.measure(
             pl_module, self._loader(trainer), device=pl_module.device

@@ -141,7 +141,8 @@ class CollapseMetric(tm.Metric):
         **kwargs: torchmetrics ``Metric`` options (``process_group``, ``sync_on_compute``, ...).
 
     ``compute()`` returns ``{metric: float}``; the metrics it could not compute are in
-    ``metric.skipped`` with the reason. ``metric(features, labels)`` (``forward``) also returns the
+    ``metric.skipped`` with the reason, and the caveats of those it computed in ``metric.notes``
+    (``nc1`` when rank(Sigma_B) < K - 1: compare ``nc1_rank_norm`` and ``cdnv``). ``metric(features, labels)`` (``forward``) also returns the
     metrics of that batch alone, which needs every class in the batch: with small batches call
     ``update`` and ``compute`` once per epoch.
     """
@@ -173,6 +174,7 @@ class CollapseMetric(tm.Metric):
         self._layout = Layout(num_classes, dim, scatter == "full")
         self.add_state("state", default=self._layout.empty(), dist_reduce_fx=self._layout.merge)
         self.skipped: dict[str, str] = {}
+        self.notes: dict[str, str] = {}
 
     def update(self, features: torch.Tensor, labels: torch.Tensor) -> None:
         """Add a batch: ``features`` (N, D) of any float dtype, integer ``labels`` (N,) in [0, K)."""
@@ -212,6 +214,7 @@ class CollapseMetric(tm.Metric):
             elif w is None and key in _NEEDS_W:
                 skipped[key] = _NO_CLASSIFIER.format(key=key)
         self.skipped = skipped
+        self.notes = dict(m.notes)
         return out
 
 

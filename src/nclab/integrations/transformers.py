@@ -25,6 +25,13 @@ loader instead; so is an evaluation whose forward passes cannot be read (the lab
 the batch by a ``label_smoother`` or ``compute_loss_func``, several forward passes per batch),
 with a warning that says why.
 
+Collapse metrics move a lot in the first epochs (NC1 often rises before it falls): start the
+evaluations later with ``TrainingArguments(eval_delay=n)`` (the ``Trainer``'s convention; the
+best-model tracking and ``EarlyStoppingCallback`` start with them), or give
+``EarlyStoppingCallback`` an ``early_stopping_patience`` that outlasts the rise. A logged metric
+that means little for the layer (``nc1`` with more classes than dimensions, a language model's
+vocabulary) is said once in a warning with what to watch instead (``nc1_rank_norm``, ``cdnv``).
+
 Batches are the collator's dicts, read from the model's keyword arguments: the labels are
 ``labels`` (``labels=`` names another key or a callable of the batch) and the attention mask
 ``attention_mask``, which the pooling ``reduce="mean"`` (masked mean) and ``"last"`` and token mode

@@ -23,7 +23,8 @@ NO_CLASSIFIER = {
 
 def report(stats: ClassStats, weights, bias, global_mean: str = "class") -> dict[str, Any]:
     """{"metrics": the canonical metrics and the extra ones (``nc3_wh``, ``gnc2``, ``unc3``,
-    ``logits_global_mean`` = ||W mu_G + b||), "skipped": why a key is missing, sizes}."""
+    ``logits_global_mean`` = ||W mu_G + b||), "skipped": why a key is missing, "notes": the caveat
+    of a key computed where it means little (``nc1`` when rank(Sigma_B) < K - 1), sizes}."""
     m = collapse_metrics(stats, weights, bias, global_mean=global_mean)
     metrics, skipped = dict(m), dict(m.skipped)
     if weights is None:  # ClassStats' advice (set_classifier, ...) is not what a caller here does
@@ -45,6 +46,8 @@ def report(stats: ClassStats, weights, bias, global_mean: str = "class") -> dict
     out: dict[str, Any] = {"metrics": metrics, "num_classes": stats.num_classes, "dim": stats.dim}
     if skipped:
         out["skipped"] = skipped
+    if m.notes:
+        out["notes"] = dict(m.notes)
     return out
 
 

@@ -23,6 +23,8 @@ from .decision_views import DecisionViews
 from .duality import nc3, nc3_of, nc3_wh
 from .geometry import (
     etf_distance,
+    frame_floor,
+    frame_note,
     nc2_equiangle,
     nc2_equinorm,
     nc2_etf,
@@ -33,7 +35,17 @@ from .geometry import (
     of_distance,
 )
 from .uniformity import gnc2, hyperspherical_uniformity
-from .variability import cdnv, cdnv_per_class, nc1, nc1_rank, nc1_trace
+from .variability import (
+    NC1Parts,
+    cdnv,
+    cdnv_per_class,
+    nc1,
+    nc1_note,
+    nc1_parts,
+    nc1_rank,
+    nc1_rank_norm,
+    nc1_trace,
+)
 from .views import classifier_global_mean, duality_cosines, mean_norms, nc5, unc3
 from .weights import NegativityStats, balancedness, negativity
 
@@ -44,8 +56,10 @@ __all__ = [
     "CANONICAL_KEYS",
     "DecisionViews",
     "Metrics",
+    "NC1Parts",
     "NegativityStats",
     "accuracy",
+    "add_notes",
     "balancedness",
     "cdnv",
     "cdnv_per_class",
@@ -53,11 +67,16 @@ __all__ = [
     "collapse_metrics",
     "duality_cosines",
     "etf_distance",
+    "frame_floor",
+    "frame_note",
     "gnc2",
     "hyperspherical_uniformity",
     "mean_norms",
     "nc1",
+    "nc1_note",
+    "nc1_parts",
     "nc1_rank",
+    "nc1_rank_norm",
     "nc1_trace",
     "nc2_equiangle",
     "nc2_equinorm",
@@ -78,11 +97,13 @@ __all__ = [
     "unc3",
 ]
 
-#: The keys of DESIGN.md's canonical table that collapse_metrics can return (plus ``acc``).
+#: The keys of DESIGN.md's canonical table that collapse_metrics can return (plus ``acc``, and
+#: ``nc1_rank_norm``, NC1 over the rank of Sigma_B instead of K: the one to compare when K > D + 1).
 CANONICAL_KEYS = (
     "nc1",
     "nc1_trace",
     "cdnv",
+    "nc1_rank_norm",
     "nc2_etf",
     "nc2_of",
     "nc2_w_etf",
@@ -100,43 +121,65 @@ CANONICAL_KEYS = (
 
 
 class Metrics(dict):
-    """A dict of metric values; ``skipped`` maps the keys that did not apply to the reason.
+    """A dict of metric values; ``skipped`` maps the keys that did not apply to the reason, and
+    ``notes`` the keys that were computed but mean less than they seem to the caveat (e.g. ``nc1``
+    when rank(Sigma_B) < K - 1: more classes than dimensions).
 
-    ``skipped`` survives ``m.copy()``, ``copy.copy``, ``copy.deepcopy`` and pickling (each copy
-    gets its own ``skipped``). ``dict(m)`` is, by definition, a plain dict of the values only:
-    keep the reasons with ``m.to_dict()`` (``{"metrics": ..., "skipped": ...}``, JSON-ready) and
-    rebuild with :meth:`from_dict`.
+    ``skipped`` and ``notes`` survive ``m.copy()``, ``copy.copy``, ``copy.deepcopy`` and pickling
+    (each copy gets its own). ``dict(m)`` is, by definition, a plain dict of the values only:
+    keep the reasons with ``m.to_dict()`` (``{"metrics": ..., "skipped": ..., "notes": ...}``,
+    JSON-ready) and rebuild with :meth:`from_dict`.
 
     >>> m = Metrics({"nc1": 0.5}, skipped={"nc3": "needs the classifier"})
     >>> m.copy().skipped, m.to_dict()
-    ({'nc3': 'needs the classifier'}, {'metrics': {'nc1': 0.5}, 'skipped': {'nc3': 'needs the classifier'}})
+    ({'nc3': 'needs the classifier'}, {'metrics': {'nc1': 0.5}, 'skipped': {'nc3': 'needs the classifier'}, 'notes': {}})
     >>> Metrics.from_dict(m.to_dict()) == m, Metrics.from_dict(m.to_dict()).skipped == m.skipped
     (True, True)
     """
 
-    def __init__(self, *args, skipped: dict[str, str] | None = None, **kwargs):
+    def __init__(
+        self,
+        *args,
+        skipped: dict[str, str] | None = None,
+        notes: dict[str, str] | None = None,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.skipped: dict[str, str] = dict(skipped or {})
+        self.notes: dict[str, str] = dict(notes or {})
 
     def copy(self) -> Metrics:
-        return type(self)(self, skipped=self.skipped)
+        return type(self)(self, skipped=self.skipped, notes=self.notes)
 
     __copy__ = copy
 
     def __deepcopy__(self, memo) -> Metrics:
-        return type(self)(copy.deepcopy(dict(self), memo), skipped=copy.deepcopy(self.skipped))
+        return type(self)(
+            copy.deepcopy(dict(self), memo),
+            skipped=copy.deepcopy(self.skipped),
+            notes=copy.deepcopy(self.notes),
+        )
 
     def __reduce__(self):
-        return (type(self), (dict(self),), {"skipped": dict(self.skipped)})
+        return (
+            type(self),
+            (dict(self),),
+            {"skipped": dict(self.skipped), "notes": dict(self.notes)},
+        )
+
+    def __setstate__(self, state: dict) -> None:
+        self.skipped = dict(state.get("skipped", {}))
+        self.notes = dict(state.get("notes", {}))
 
     def to_dict(self) -> dict[str, dict]:
-        """``{"metrics": {key: value}, "skipped": {key: reason}}`` (plain dicts)."""
-        return {"metrics": dict(self), "skipped": dict(self.skipped)}
+        """``{"metrics": {key: value}, "skipped": {key: reason}, "notes": {key: caveat}}`` (plain
+        dicts)."""
+        return {"metrics": dict(self), "skipped": dict(self.skipped), "notes": dict(self.notes)}
 
     @classmethod
     def from_dict(cls, d: dict) -> Metrics:
         """The inverse of :meth:`to_dict`."""
-        return cls(d.get("metrics", {}), skipped=d.get("skipped", {}))
+        return cls(d.get("metrics", {}), skipped=d.get("skipped", {}), notes=d.get("notes", {}))
 
 
 #: the keys computed from the classifier W (with the class means); the second-pass ones
@@ -149,11 +192,19 @@ _NO_W = (
 
 
 def _table(
-    stats: ClassStatsBase, weights, global_mean: GlobalMean
+    stats: ClassStatsBase, weights, global_mean: GlobalMean, parts: list[NC1Parts]
 ) -> dict[str, Callable[[], float]]:
-    """key -> how to compute it; the keys of the classifier only when there is one."""
+    """key -> how to compute it; the keys of the classifier only when there is one. ``nc1`` and
+    ``nc1_rank_norm`` share one SVD and projected scatter, kept in ``parts``."""
+
+    def nc1_of(key: str) -> float:
+        if not parts:
+            parts.append(nc1_parts(stats, global_mean))
+        return parts[0].nc1 if key == "nc1" else parts[0].rank_norm
+
     table: dict[str, Callable[[], float]] = {
-        "nc1": lambda: nc1(stats, global_mean),
+        "nc1": lambda: nc1_of("nc1"),
+        "nc1_rank_norm": lambda: nc1_of("nc1_rank_norm"),
         "nc1_trace": lambda: nc1_trace(stats, global_mean),
         "cdnv": lambda: cdnv(stats),
         "nc2_etf": lambda: nc2_etf(stats, global_mean),
@@ -194,7 +245,9 @@ def collapse_metrics(
     (``nc2_w_*``, ``nc3``, ``nc3_of``) are computed when there is one; ``nc3_cos``, ``nc4``,
     ``ncc_acc`` and ``acc`` after :meth:`ClassStats.decision_pass`. A key that cannot be computed
     (no classifier, no second pass, or undefined, e.g. ``nc2_kappa`` with D < K) is left out and
-    its reason recorded in ``result.skipped``; no value is ever NaN. An empty class is an error
+    its reason recorded in ``result.skipped``; no value is ever NaN. A key computed where it means
+    little (``nc1`` when rank(Sigma_B) < K - 1; a frame distance that cannot reach 0 for K vectors
+    in D dimensions) gets its caveat in ``result.notes`` (:func:`add_notes`). An empty class is an error
     (:class:`~nclab.errors.DegenerateError`); drop such classes with ``stats.drop_empty()``.
     ``bias`` is only used by the decision pass (NC4). ``stats.compute(**kw)`` is the same call.
 
@@ -203,15 +256,25 @@ def collapse_metrics(
     >>> x = torch.randn(200, 8); y = torch.arange(200) % 4
     >>> w = torch.randn(4, 8)
     >>> m = collapse_metrics(ClassStats.from_features(x, y, weights=w))  # W recorded
-    >>> len(m), m.skipped
-    (16, {})
+    >>> len(m), m.skipped, m.notes
+    (17, {}, {})
     >>> s = ClassStats(4, 8); s.update(x, y)  # one streaming pass, no second pass, no W
-    >>> sorted(collapse_metrics(s).skipped)
-    ['acc', 'nc1', 'nc2_w_etf', 'nc2_w_of', 'nc3', 'nc3_cos', 'nc3_of', 'nc4', 'ncc_acc']
+    >>> sorted(collapse_metrics(s).skipped)  # doctest: +NORMALIZE_WHITESPACE
+    ['acc', 'nc1', 'nc1_rank_norm', 'nc2_w_etf', 'nc2_w_of', 'nc3', 'nc3_cos', 'nc3_of', 'nc4',
+     'ncc_acc']
+
+    Values that are computed but mean less than they seem get a caveat in ``result.notes``: with
+    more classes than dimensions (K > D + 1) ``nc1`` divides by K a trace of at most D terms
+    (compare ``nc1_rank_norm`` and ``cdnv`` instead), and the frame distances cannot reach 0.
+
+    >>> y = torch.arange(400) % 20  # K = 20 classes of 8-dimensional features
+    >>> sorted(collapse_metrics(ClassStats.from_features(torch.randn(400, 8), y)).notes)
+    ['nc1', 'nc2_etf', 'nc2_of']
     """
     stats.check_nonempty()
     weights, _ = stats.resolve_classifier(weights, bias)
-    table = _table(stats, weights, global_mean)
+    parts: list[NC1Parts] = []
+    table = _table(stats, weights, global_mean, parts)
     out = Metrics()
     for key in CANONICAL_KEYS:
         if keys is not None and key not in keys:
@@ -223,4 +286,29 @@ def collapse_metrics(
             out[key] = table[key]()
         except DegenerateError as exc:
             out.skipped[key] = str(exc)
+    add_notes(out, stats, global_mean, parts[0] if parts else None)
     return out
+
+
+_FRAME_KEYS = ("nc2_etf", "nc2_w_etf", "nc2_of", "nc2_w_of")
+
+
+def add_notes(
+    m: Metrics,
+    stats: ClassStatsBase,
+    global_mean: GlobalMean = "class",
+    parts: NC1Parts | None = None,
+) -> None:
+    """Add to ``m.notes`` the caveats of the values ``m`` holds for these statistics: ``nc1`` when
+    rank(Sigma_B) < K - 1 (``parts``: its :class:`NC1Parts` when already computed), the frame
+    distances when K vectors in D dimensions cannot form the frame (K > D + 1, or K > D for the
+    OF ones)."""
+    k, d = stats.num_classes, stats.dim
+    if "nc1" in m:
+        note = nc1_note(parts if parts is not None else nc1_parts(stats, global_mean))
+        if note is not None:
+            m.notes["nc1"] = note
+    for key in _FRAME_KEYS:
+        note = frame_note(key, k, d) if key in m else None
+        if note is not None:
+            m.notes[key] = note

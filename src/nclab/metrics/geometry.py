@@ -164,3 +164,35 @@ def nc2_equiangle(stats: ClassStatsBase, global_mean: GlobalMean = "class") -> f
         return math.sqrt(max(large_k.cosine_moments(u)[1], 0.0))
     i, j = torch.triu_indices(k, k, 1, device=m.device)
     return float((u[i] * u[j]).sum(1).std(correction=0))
+
+
+def frame_floor(kind: str, k: int, d: int) -> float:
+    r"""The least ETF (``kind="etf"``) or OF (``"of"``) distance that K vectors in D dimensions can
+    reach: 0 while D >= K - 1 (ETF) or D >= K (OF), else
+    :math:`\sqrt{2 - 2\sqrt{D/(K-1)}}` or :math:`\sqrt{2 - 2\sqrt{D/K}}` (a Gram matrix of rank
+    at most D, Frobenius norm 1, against the frame's: the best spreads its mass evenly over D of the
+    frame's directions).
+
+    >>> frame_floor("etf", 10, 9), round(frame_floor("etf", 50257, 768), 4)
+    (0.0, 1.3239)
+    """
+    n = k - 1 if kind == "etf" else k
+    if d >= n or n <= 0:
+        return 0.0
+    return math.sqrt(2.0 - 2.0 * math.sqrt(d / n))
+
+
+def frame_note(key: str, k: int, d: int) -> str | None:
+    """Why ``key`` (``nc2_etf``, ``nc2_w_etf``, ``nc2_of``, ``nc2_w_of``) cannot reach 0 for K
+    vectors in D dimensions, with its floor (None when it can)."""
+    kind = "of" if key.endswith("_of") else "etf"
+    floor = frame_floor(kind, k, d)
+    if floor == 0.0:
+        return None
+    frame, bound = ("a simplex ETF", "D + 1") if kind == "etf" else ("an orthogonal frame", "D")
+    formula = "sqrt(2 - 2 sqrt(D/(K-1)))" if kind == "etf" else "sqrt(2 - 2 sqrt(D/K))"
+    return (
+        f"K = {k} > {bound} = {d + 1 if kind == 'etf' else d}: K vectors in D dimensions cannot "
+        f"form {frame}, so {key} cannot fall below {floor:.4g} = {formula}; read it against that "
+        "floor, not 0"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
@@ -13,6 +14,57 @@ from ._common import F64, GlobalMean, centred_means, rank_rtol
 
 if TYPE_CHECKING:
     from ..stats import ClassStatsBase
+
+
+@dataclass(frozen=True)
+class NC1Parts:
+    """What :func:`nc1` computes on the way: ``nc1`` = tr(Sigma_W Sigma_B^+)/K, ``rank`` = the
+    rank of Sigma_B it found (of the centred class means), ``num_classes`` = K and ``dim`` = D.
+    ``rank_norm`` = tr(Sigma_W Sigma_B^+)/rank(Sigma_B) (:func:`nc1_rank_norm`); ``understated``:
+    whether rank(Sigma_B) < K - 1, where ``nc1``'s division by K makes it read smaller than the
+    same collapse at K <= D + 1 (:func:`nc1_note` says so)."""
+
+    nc1: float
+    rank: int
+    num_classes: int
+    dim: int
+
+    @property
+    def rank_norm(self) -> float:
+        return self.nc1 * self.num_classes / self.rank if self.rank else 0.0
+
+    @property
+    def understated(self) -> bool:
+        return self.rank < self.num_classes - 1
+
+
+def nc1_parts(
+    stats: ClassStatsBase, global_mean: GlobalMean = "class", rtol: float | None = None
+) -> NC1Parts:
+    r"""``nc1``, the rank of :math:`\Sigma_B` it used, K and D, from one SVD (see :func:`nc1`).
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> g = torch.Generator().manual_seed(0)
+    >>> y = torch.arange(400) % 20; x = torch.randn(20, 4, generator=g)[y] + torch.randn(400, 4, generator=g)
+    >>> p = nc1_parts(ClassStats.from_features(x, y))  # K = 20 classes in D = 4 dimensions
+    >>> p.rank, p.understated, round(p.rank_norm / p.nc1, 12)  # K / rank = 5
+    (4, True, 5.0)
+    """
+    m = centred_means(stats, global_mean)
+    k = stats.num_classes
+    if global_mean == "class":  # shared with the second pass's basis
+        _, m, u, s = stats.centred_svd()
+    else:
+        u, s = thin_svd(m.T)
+    if s.numel() == 0 or float(s[0]) == 0.0:
+        raise DegenerateError("nc1 is undefined: all class means coincide (Sigma_B = 0)")
+    tol = (rank_rtol(stats, *m.shape) if rtol is None else rtol) * float(s[0])
+    keep = s > tol
+    rank = int(keep.sum())  # the singular values are sorted: the leading ones are kept
+    sw = stats.projected_scatter(u[:, :rank]) / stats.num_samples
+    value = float((torch.diagonal(sw) / s[:rank] ** 2).sum()) if k else 0.0
+    return NC1Parts(value, rank, k, stats.dim)
 
 
 def nc1(
@@ -31,6 +83,11 @@ def nc1(
     (float32 features: 1.2e-7), since the means cannot be more precise than their inputs. No D x D
     pseudo-inverse is ever formed.
 
+    The trace sums at most rank(Sigma_B) <= min(D, K - 1) terms but is divided by K: with more
+    classes than dimensions (K > D + 1, a language model's vocabulary) nc1 reads about
+    K / rank(Sigma_B) times smaller than the same collapse would at K <= D + 1. Compare such
+    models with :func:`nc1_rank_norm` and :func:`cdnv`; :func:`collapse_metrics` adds a note.
+
     >>> import torch
     >>> from nclab import ClassStats
     >>> x = torch.tensor([[1., 0.], [3., 0.], [-1., 0.], [-3., 0.]]); y = torch.tensor([0, 0, 1, 1])
@@ -41,25 +98,36 @@ def nc1(
     >>> nc1(t)
     0.0
     """
-    m = centred_means(stats, global_mean)
-    k = stats.num_classes
-    if global_mean == "class":  # shared with the second pass's basis
-        _, m, u, s = stats.centred_svd()
-    else:
-        u, s = thin_svd(m.T)
-    if s.numel() == 0 or float(s[0]) == 0.0:
-        raise DegenerateError("nc1 is undefined: all class means coincide (Sigma_B = 0)")
-    tol = (rank_rtol(stats, *m.shape) if rtol is None else rtol) * float(s[0])
-    keep = s > tol
-    rank = int(keep.sum())  # the singular values are sorted: the leading ones are kept
-    sw = stats.projected_scatter(u[:, :rank]) / stats.num_samples
-    return float((torch.diagonal(sw) / s[:rank] ** 2).sum()) if k else 0.0
+    return nc1_parts(stats, global_mean, rtol).nc1
+
+
+def nc1_rank_norm(
+    stats: ClassStatsBase, global_mean: GlobalMean = "class", rtol: float | None = None
+) -> float:
+    r"""NC1 normalised by the rank of :math:`\Sigma_B` instead of K.
+
+    .. math:: \mathrm{NC1}_{rank} = \frac{\mathrm{tr}\left(\Sigma_W \Sigma_B^{\dagger}\right)}
+       {\mathrm{rank}(\Sigma_B)} = \mathrm{NC1}\cdot\frac{K}{\mathrm{rank}(\Sigma_B)}
+
+    The mean of :math:`u_j^\top \Sigma_W u_j / \lambda_j(\Sigma_B)` over the directions
+    :math:`\Sigma_B` spans: what ``nc1`` averages, over the terms that exist. For K <= D + 1 and
+    generic means (rank K - 1) it is ``nc1 * K / (K - 1)``; for K > D + 1 (rank <= D) it does not
+    shrink as K grows past D the way ``nc1`` does, so models of different vocabularies or widths
+    compare. (Not in DESIGN.md's table: nclab's normalisation; see docs/metrics.md.)
+
+    >>> import torch
+    >>> from nclab import ClassStats
+    >>> x = torch.tensor([[1., 0.], [3., 0.], [-1., 0.], [-3., 0.]]); y = torch.tensor([0, 0, 1, 1])
+    >>> nc1_rank_norm(ClassStats.from_features(x, y))  # (1/4) / rank 1
+    0.25
+    """
+    return nc1_parts(stats, global_mean, rtol).rank_norm
 
 
 def nc1_rank(
     stats: ClassStatsBase, global_mean: GlobalMean = "class", rtol: float | None = None
 ) -> int:
-    """Rank of the centred class means used by :func:`nc1` (K-1 for generic means).
+    """Rank of the centred class means used by :func:`nc1` (K-1 for generic means, at most D).
 
     >>> import torch
     >>> from nclab import ClassStats
@@ -68,11 +136,38 @@ def nc1_rank(
     2
     """
     m = centred_means(stats, global_mean)
-    s = svdvals(m)
-    if float(s[0]) == 0.0:
+    s = stats.centred_svd()[3] if global_mean == "class" else svdvals(m)
+    if s.numel() == 0 or float(s[0]) == 0.0:
         return 0
     tol = (rank_rtol(stats, *m.shape) if rtol is None else rtol) * float(s[0])
     return int((s > tol).sum())
+
+
+def nc1_note(parts: NC1Parts) -> str | None:
+    """Why ``nc1`` understates within-class variability for these statistics (None when it does
+    not): rank(Sigma_B) < K - 1, e.g. more classes than dimensions (K > D + 1).
+
+    >>> print(nc1_note(NC1Parts(0.043, 64, 1960, 64)))  # doctest: +NORMALIZE_WHITESPACE
+    rank(Sigma_B) = 64 < K - 1 = 1959 (K > D + 1 = 65: the class means span at most D directions):
+    nc1 = tr(Sigma_W Sigma_B^+)/K divides by K a trace of only 64 terms (one per direction of
+    Sigma_B), so it understates within-class variability about K/rank = 30.6x against K <= D + 1
+    classes; compare nc1_rank_norm = tr(Sigma_W Sigma_B^+)/rank(Sigma_B) = 1.317 and cdnv instead
+    """
+    if not parts.understated or parts.rank == 0:
+        return None
+    k, d, r = parts.num_classes, parts.dim, parts.rank
+    why = (
+        f"K > D + 1 = {d + 1}: the class means span at most D directions"
+        if k > d + 1
+        else "the class means are linearly dependent"
+    )
+    return (
+        f"rank(Sigma_B) = {r} < K - 1 = {k - 1} ({why}): nc1 = tr(Sigma_W Sigma_B^+)/K divides "
+        f"by K a trace of only {r} terms (one per direction of Sigma_B), so it understates "
+        f"within-class variability about K/rank = {k / r:.3g}x against K <= D + 1 classes; "
+        f"compare nc1_rank_norm = tr(Sigma_W Sigma_B^+)/rank(Sigma_B) = {parts.rank_norm:.4g} "
+        "and cdnv instead"
+    )
 
 
 def nc1_trace(stats: ClassStatsBase, global_mean: GlobalMean = "class") -> float:

@@ -28,7 +28,21 @@ from torch import nn
 
 from ..errors import ConfigError
 
-__all__ = ["GPT2Classifier", "gpt2_config", "gpt2_language_model", "word_embeddings"]
+__all__ = [
+    "GPT2_SHAPES",
+    "GPT2Classifier",
+    "gpt2_config",
+    "gpt2_language_model",
+    "gpt2_shaped",
+    "word_embeddings",
+]
+
+#: GPT-2 language models by name (``nclab measure-lm --config NAME``, ``benchmarks/bench_lm.py``):
+#: GPT-2 small's shape (124M parameters) and a tiny one, both with GPT-2's vocabulary of 50,257
+GPT2_SHAPES: dict[str, dict[str, int]] = {
+    "gpt2": {"vocab_size": 50257, "n_positions": 1024, "d": 768, "n_layer": 12, "n_head": 12},
+    "gpt2-tiny": {"vocab_size": 50257, "n_positions": 256, "d": 64, "n_layer": 2, "n_head": 2},
+}
 
 
 def _transformers() -> Any:
@@ -144,6 +158,14 @@ def gpt2_language_model(
     # that it cannot guess it from the class name
     net.loss_type = "ForCausalLM"
     return net
+
+
+def gpt2_shaped(name: str, seed: int | None = 0, **overrides: int) -> nn.Module:
+    """The ``GPT2LMHeadModel`` of :data:`GPT2_SHAPES` ``name`` with random weights from ``seed``
+    (``overrides``: any of its sizes, e.g. ``vocab_size=1000``)."""
+    if name not in GPT2_SHAPES:
+        raise ConfigError(f"unknown GPT-2 shape {name!r}; shapes: {', '.join(GPT2_SHAPES)}")
+    return gpt2_language_model(**{**GPT2_SHAPES[name], **overrides}, seed=seed)
 
 
 def word_embeddings(net: nn.Module, num_words: int) -> torch.Tensor:

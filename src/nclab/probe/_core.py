@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
@@ -52,7 +53,8 @@ class CollapseProbe:
         empty_classes: ``"error"`` (default): every class must have samples; ``"drop"``: classes
             without samples (e.g. the tokens of a vocabulary that never occur as next tokens) are
             left out after the first pass, the others renumbered in order with the classifier's
-            rows; ``result.classes`` lists the original index of each class kept.
+            rows; ``result.classes`` lists the original index of each class kept (always a list:
+            ``0..K-1`` when none is dropped).
     """
 
     def __init__(
@@ -260,6 +262,7 @@ class CollapseProbe:
         distributed: bool = True,
         progress: bool = True,
         cache_budget: int | str = CACHE_BUDGET,
+        spill: bool | str | os.PathLike = False,
     ) -> ProbeResult:
         """Stream ``loader`` through the model and compute the metrics.
 
@@ -271,9 +274,11 @@ class CollapseProbe:
         * ``True`` / ``"reread"`` (default): read the loader again. It warns when a DataLoader
           shuffles and when the second pass saw different data (augmentation, ``drop_last``);
         * ``"cache"``: read the loader once and run the second pass on the pooled features kept in
-          memory (at most ``cache_budget`` bytes, e.g. ``"2GB"``; refused beyond it): both passes
-          see the same draw, so a training loader that augments gives consistent one-draw values,
-          and a deterministic one exactly the numbers of ``"reread"``;
+          memory (at most ``cache_budget`` bytes, e.g. ``"2GB"``; refused beyond it, unless
+          ``spill=True`` (the system's temporary folder) or ``spill="folder"``: the batches beyond
+          the budget go to a temporary file there and are read back): both passes see the same
+          draw, so a training loader that augments gives consistent one-draw values, and a
+          deterministic one exactly the numbers of ``"reread"``; the model runs once per batch;
         * ``False``: one pass, no second pass (the full D x D scatter for ``nc1``; ``nc3_cos`` and
           ``acc`` with the classifier; no ``nc4``, ``ncc_acc``).
 
@@ -284,7 +289,7 @@ class CollapseProbe:
         for tap in self.taps:
             tap.stats = tap.clf_sums = None
         self.classes.reset()
-        cache = FeatureCache(cache_budget) if mode == "cache" else None
+        cache = FeatureCache(cache_budget, spill) if mode == "cache" else None
         if mode == "reread":
             guards.warn_if_loader_varies(loader)
         self._attach()
@@ -295,9 +300,11 @@ class CollapseProbe:
                 if mode == "reread":
                     self._second_pass(loader, device, max_batches, distributed, progress)
                 elif mode == "cache":
-                    passes.cached_second_pass(self, cache, distributed)
+                    passes.cached_second_pass(self, cache, distributed, progress)
         finally:
             self._detach()
+            if cache is not None:
+                cache.clear()  # the memory, and the spill file (if any) with it
         passes.record_classifier(self)
         return self.result()
 
@@ -364,5 +371,6 @@ class CollapseProbe:
                 first_pass_decisions(m, tap.clf_sums)
             reword_skipped(m, tap, self.classifier)
             metrics[tap.name], stats[tap.name] = m, tap.stats
-        classes = self.classes.kept.tolist() if self.classes.dropped else None
+        kept = self.classes.kept
+        classes = kept.tolist() if kept is not None else list(range(self.num_classes))
         return ProbeResult(metrics, stats, classes)

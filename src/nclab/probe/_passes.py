@@ -13,6 +13,7 @@ import torch
 
 from .._kernels import classifier_sums, scratch_f64
 from ..collapse import ClassStats
+from ..progress import track
 from . import _guards as guards
 from ._cache import FeatureCache
 
@@ -82,9 +83,14 @@ def merge_first_pass(probe, distributed: bool) -> None:
     probe.classes.settle(probe.taps)
 
 
-def cached_second_pass(probe, cache: FeatureCache, distributed: bool) -> None:
-    """The second pass over the features kept in memory, then merged over the ranks."""
-    for i, feats in enumerate(cache.batches):
+def cached_second_pass(
+    probe, cache: FeatureCache, distributed: bool, progress: bool = False
+) -> None:
+    """The second pass over the features kept in memory (or spilled to disk), then merged over
+    the ranks; ``probe.cached``: the bytes the cache held in memory and in its spill file."""
+    probe.cached = {"memory_bytes": cache.nbytes, "spilled_bytes": cache.spilled}
+    batches = track(cache.read(), "probe: decisions (cached)", len(cache.batches), progress)
+    for i, feats in enumerate(batches):
         decide(probe, feats, i, None)
     cache.clear()
     if distributed:

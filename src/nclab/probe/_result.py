@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -16,16 +16,17 @@ from ._taps import BoundTap
 @dataclass
 class ProbeResult:
     """Metrics per layer (``to_dict()``: ``{layer: {metric: value}}``), the reasons for the metrics
-    left out (``skipped``: ``{layer: {metric: reason}}``) and the statistics behind them (``stats``,
+    left out (``skipped``: ``{layer: {metric: reason}}``), the caveats of those computed where they
+    mean little (``notes``: ``{layer: {metric: caveat}}``) and the statistics behind them (``stats``,
     each with the classifier it was measured with: ``stats[layer].compute()`` gives the metrics
-    again) and, when ``empty_classes="drop"`` left classes out, the original index of each class
-    kept (``classes``)."""
+    again) and the original index of each class measured (``classes``: ``0..K-1``, or the classes
+    kept when ``empty_classes="drop"`` left some out; ``len(result.classes)`` is the K measured)."""
 
     metrics: dict[str, Metrics]
     stats: dict[str, ClassStats]
-    #: original index of each class measured when ``empty_classes="drop"`` left some out (else
-    #: None: the classes are 0..K-1)
-    classes: list[int] | None = None
+    #: original index of each class measured: ``[0, ..., K-1]``, or the classes kept when
+    #: ``empty_classes="drop"`` left some out (always a list)
+    classes: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         return {layer: dict(m) for layer, m in self.metrics.items()}
@@ -35,6 +36,13 @@ class ProbeResult:
         """``{layer: {metric: reason}}`` for the metrics a layer could not compute (layers with
         none left out)."""
         return {layer: dict(m.skipped) for layer, m in self.metrics.items() if m.skipped}
+
+    @property
+    def notes(self) -> dict[str, dict[str, str]]:
+        """``{layer: {metric: caveat}}`` for the metrics a layer computed that mean less than they
+        seem, e.g. ``nc1`` when rank(Sigma_B) < K - 1 (a vocabulary of K classes in D < K - 1
+        dimensions: compare ``nc1_rank_norm`` and ``cdnv``); layers with none left out."""
+        return {layer: dict(m.notes) for layer, m in self.metrics.items() if m.notes}
 
     def to_pandas(self):
         """The layer x metric table as a ``pandas.DataFrame`` (needs pandas)."""

@@ -17,7 +17,7 @@ import torch
 from .._kernels import batch_stats, thin_svd
 from ..errors import DataError, DegenerateError
 from ..validation import F64, check_batch, input_eps
-from . import _classifier, _in_memory, _persist, _ranks
+from . import _classifier, _in_memory, _persist, _ranks, _rows
 from . import _second_pass as second
 
 ScatterMode = Literal["full", "subspace", "none"]
@@ -151,6 +151,8 @@ class ClassStatsBase:
         """
         x, y = self._prepare(features, labels)
         if x.shape[0] == 0:
+            return
+        if _rows.update_rows(self, x, y):  # vocabulary-sized K: the batch's classes only
             return
         part = batch_stats(
             x, y, self.num_classes, self.scatter is not None, self.class_scatter is not None
