@@ -14,6 +14,7 @@ SPEC is one of (words split as by a shell, so quote what holds spaces)::
     claim PATTERN [PATTERN ...] [value=LABEL ...]
     run EXPERIMENT/PRESET ... [value=PATH ...] [each=PATH]   (patterns of one experiment)
     bench NAME [label=GLOB ...] [rows=A,B,...] value=PATH ...
+    misses PATTERN [PATTERN ...]
 
 ``claim``: for every claim whose id matches a glob PATTERN (sorted by id), its headline and a
 table with one row per scale (quick, medium, full): the preset(s), seeds, the claim's measured
@@ -30,6 +31,12 @@ overrides, with the summary values at each ``value=`` PATH (a claim path: dotted
 of the mapping or list at PATH (``each=by_depth value=nc1``: NC1 per depth), or, when PATH is a
 list of numbers, a row per number with the entry of that position of each value's list
 (``each=ns value=gap``: the gap at each n). A preset without a record says ``not run``.
+
+``misses``: every claim matching a PATTERN that is not reproduced at some judged scale (partial,
+contradicted or inconclusive), a row per such scale, largest first: the outcome, the diagnosis
+(its kind and line: the claim's own, or what an inconclusive outcome's reasons give) and the
+evidence it names (ledger records and outside sources, each resolved in the ledger:
+:meth:`nclab.evidence.Ledger.resolve`); a row per outcome count closes it.
 
 ``bench``: the recorded runs of the benchmark script ``benchmarks/NAME.py``
 (:mod:`nclab.evidence.bench`, ``nclab evidence bench``), oldest first, those whose label matches a
@@ -96,7 +103,7 @@ def open_ledger(root: str | Path):
 
 @dataclass(frozen=True)
 class Spec:
-    kind: str  # "claim", "run" or "bench"
+    kind: str  # "claim", "run", "bench" or "misses"
     patterns: tuple[str, ...]
     values: tuple[str, ...] = ()
     each: str = ""
@@ -111,10 +118,15 @@ def parse_spec(text: str) -> Spec:
         words = shlex.split(text)
     except ValueError as exc:
         raise SpecError(f"{text!r}: {exc}") from None
-    if not words or words[0] not in ("claim", "run", "bench"):
-        raise SpecError(f"{text!r}: a spec starts with 'claim', 'run' or 'bench'")
+    if not words or words[0] not in ("claim", "run", "bench", "misses"):
+        raise SpecError(f"{text!r}: a spec starts with 'claim', 'run', 'bench' or 'misses'")
     kind, patterns, values, each, labels, rows = words[0], [], [], "", [], []
-    allowed = {"claim": ("value",), "run": ("value", "each"), "bench": ("value", "label", "rows")}
+    allowed = {
+        "claim": ("value",),
+        "run": ("value", "each"),
+        "bench": ("value", "label", "rows"),
+        "misses": (),
+    }
     for w in words[1:]:
         key, eq, val = w.partition("=")
         if eq and key in ("value", "each", "label", "rows") and key not in allowed[kind]:
@@ -351,6 +363,40 @@ def claim_block(
     return out
 
 
+def misses_block(claims: Sequence, ledger) -> list[str]:
+    """The claims not reproduced at some judged scale, with their diagnoses (module docstring)."""
+    from nclab.evidence import Ledger
+    from nclab.reproduce.judge import judge_claim
+    from nclab.verdicts import SCALES, Outcome
+
+    book = Ledger(ledger.root)
+    rows, counts = [], {}
+    for claim in claims:
+        result = judge_claim(claim, ledger)
+        for scale in reversed(SCALES):
+            sr = result.scales[scale]
+            if sr["outcome"] not in (Outcome.PARTIAL, Outcome.CONTRADICTED, Outcome.INCONCLUSIVE):
+                continue
+            counts[sr["outcome"]] = counts.get(sr["outcome"], 0) + 1
+            d = sr.get("diagnosis") or {}
+            refs = d.get("evidence") or ()
+            shown = [f"`{r}`" + ("" if book.resolve(r) else " (missing)") for r in refs]
+            kind = d.get("kind", "—") + (" (from its reasons)" if d.get("derived") else "")
+            rows.append(
+                [
+                    f"`{claim.id}`",
+                    scale,
+                    sr["outcome"],
+                    kind,
+                    d.get("text") or "—",
+                    ", ".join(shown) or "the judged records",
+                ]
+            )
+    header = ["claim", "scale", "outcome", "diagnosis", "why", "evidence"]
+    total = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
+    return [*table(header, rows), "", f"{len(rows)} scales not reproduced: {total or 'none'}."]
+
+
 def figure_name(claim_id: str) -> str:
     """The file of a claim's evidence figure in :data:`FIGURES`."""
     return claim_id.replace("/", "__") + ".svg"
@@ -570,6 +616,8 @@ def render(
     if spec.kind == "bench":
         return "\n".join(bench_block(spec, ledger.root))
     chosen = select_claims(spec.patterns, claims)
+    if spec.kind == "misses":
+        return "\n".join(misses_block(chosen, ledger))
     for g in spec.values:
         if not any(pick_labels(c, [g]) for c in chosen):
             raise SpecError(f"value={g!r} matches no measured value of {', '.join(spec.patterns)}")

@@ -82,7 +82,7 @@ def test_an_invalid_seed_is_never_judged():
     scene = Scene("full", {}, {"main": (FITS,)})
     v = verdict(c, seeds(*rows), scene)
     assert v.outcome is Outcome.REPRODUCED, v.reasons  # the mean (0.31) mixes in seed 2
-    assert v.invalid == ["seed 2: main: train_acc >= 0.99 (0.47): " + FITS.why]
+    assert v.invalid == ["main: train_acc >= 0.99 fails on seed 2 (0.47): " + FITS.why]
     assert v.checks[0].per_seed == [True, True, None]
     assert any(r.why is Why.INVALID for r in v.reasons)
     bad = [{"nc1": x, "train_acc": 0.5} for x in (0.5, 0.6, 0.02)]  # none fits

@@ -281,19 +281,18 @@ def decide(
 
 def combine_readings(name: str, readings: Sequence[Judged]) -> Judged:
     """One statement's status from its readings: every reading holds -> holds; one holds and
-    another does not -> untestable (readings split); else the readings' worst that can be
-    evidence: untestable if any is, fails if every one fails, else mixed."""
+    another fails or splits -> untestable (the readings split); a reading untestable here (and
+    none failing against a holding one) -> untestable, for its reason; every one fails -> fails;
+    else mixed."""
     if len(readings) == 1:
         return readings[0]
     statuses = [r.status for r in readings]
-    seeds = (
-        "("
-        + ", ".join(" ".join(x for x in (r.name, r.status.value, r.seeds) if x) for r in readings)
-        + ")"
-    )
+    parts = (" ".join(x for x in (r.name, r.status.value, r.seeds) if x) for r in readings)
+    seeds = "(" + ", ".join(parts) + ")"
     if all(s is Status.HOLDS for s in statuses):
         return Judged(name, Status.HOLDS, seeds=seeds)
-    if Status.HOLDS in statuses:
+    against = [r for r in readings if r.status in (Status.FAILS, Status.MIXED)]
+    if Status.HOLDS in statuses and against:
         split = ", ".join(f"{r.name} {r.status.value}" for r in readings)
         return Judged(name, Status.UNTESTABLE, Reason(Why.READINGS, (name,), split), seeds)
     blocked = [r for r in readings if r.status is Status.UNTESTABLE]

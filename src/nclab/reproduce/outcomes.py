@@ -99,12 +99,11 @@ def _as_check(alias: str, v: Validity) -> Check:
     return Check(v.describe(), path=f"{alias}:{v.path}", op=v.op, value=v.value, name="valid")
 
 
-def validity(view: Summaries, scene: Scene) -> dict[str, list[str]]:
-    """Why one seed's summaries (``{alias: summary}``) are invalid evidence, by run alias: one
-    text per condition missed (``"main: train_acc >= 0.99 (0.47): <why>"``); an alias whose run
-    is valid is absent. A condition whose path the summary lacks (a record made before it was
-    written) is not held against the seed."""
-    out: dict[str, list[str]] = {}
+def validity(view: Summaries, scene: Scene) -> dict[str, list[tuple[Validity, str]]]:
+    """The validity conditions one seed's summaries (``{alias: summary}``) miss, by run alias:
+    each condition with the value read; an alias whose run is valid is absent. A condition whose
+    path the summary lacks (a record made before it was written) is not held against the seed."""
+    out: dict[str, list[tuple[Validity, str]]] = {}
     for alias, conditions in scene.validity.items():
         if alias not in view:
             continue
@@ -116,8 +115,19 @@ def validity(view: Summaries, scene: Scene) -> dict[str, list[str]]:
             if not got["passed"]:
                 value = got["value"]
                 shown = f"{value:.4g}" if isinstance(value, float) else str(value)
-                out.setdefault(alias, []).append(f"{alias}: {v.describe()} ({shown}): {v.why}")
+                out.setdefault(alias, []).append((v, shown))
     return out
+
+
+def invalid_texts(labels: Sequence[str], missed: Sequence[Mapping[str, list]]) -> list[str]:
+    """Each condition missed, once, with the seeds that miss it and their values:
+    ``"main: train_acc_min >= 0.99 on seed 1 (0.1), seed 2 (0.2): <why>"``."""
+    by: dict[tuple[str, Validity], list[str]] = {}
+    for lab, m in zip(labels, missed, strict=True):
+        for alias, conds in m.items():
+            for v, shown in conds:
+                by.setdefault((alias, v), []).append(f"{lab} ({shown})")
+    return [f"{a}: {v.describe()} fails on {', '.join(s)}: {v.why}" for (a, v), s in by.items()]
 
 
 def seed_labels(summaries: Summaries, n: int) -> list[str]:
@@ -275,11 +285,8 @@ def verdict(claim: Claim, summaries: Summaries, scene: Scene | None = None) -> V
     views = seed_views(summaries)
     why_invalid = [validity(v, scene) for v in views] or [validity(summaries, scene)]
     labels = seed_labels(summaries, len(views)) if views else ["the run"]
-    invalid = [
-        f"{lab}: {'; '.join(t for ts in w.values() for t in ts)}"
-        for lab, w in zip(labels, why_invalid, strict=True)
-        if w
-    ]
+    invalid = invalid_texts(labels, why_invalid)
+    n_invalid = sum(bool(w) for w in why_invalid)
     if not views and why_invalid[0]:  # the mean is all there is, and it is invalid
         views = [summaries]
     results = []
@@ -303,7 +310,7 @@ def verdict(claim: Claim, summaries: Summaries, scene: Scene | None = None) -> V
     beyond = [r.judged() for r in results if r.kind is Role.BEYOND]
     outcome, reasons = decide(statements, sanity=sanity, beyond=beyond)
     if invalid and not any(r.why is Why.INVALID for r in reasons):
-        n = f"{len(invalid)}/{len(views)} seeds" if views else "the run"
+        n = f"{n_invalid}/{len(views)} seeds" if views else "the run"
         reasons += (Reason(Why.INVALID, (), f"{n}: " + "; ".join(invalid)),)
     return Verdict(outcome, reasons, results, invalid)
 
