@@ -68,17 +68,41 @@ def test_list_help_and_errors_spell_parameters_as_options(capsys):
     assert json.loads(out)["ufm-mse"]["options"][-2:] == ["--lambda-w", "--lambda-h"]
 
 
-def test_reproduce_list_is_one_line_per_claim_within_80_columns(capsys):
+def test_reproduce_list_gives_each_claim_whole_lines_and_its_sentence(capsys):
+    """``--list`` to a file or a pipe: a line per claim (id, times, where in the paper), then the
+    claim's first sentence, nothing cut; ``--verbose``: a block of plain lines per claim with
+    the claim in full, never squeezed into columns."""
     from nclab.reproduce.registry import all_claims
 
+    claims = all_claims()
     code, out, _ = run(["reproduce", "--list"], capsys)
     lines = out.rstrip("\n").splitlines()
-    ids = [c.id for c in all_claims()]
-    assert code == 0 and max(len(li) for li in lines) <= 80
-    assert [li.split()[0] for li in lines[1 : 1 + len(ids)]] == ids
-    assert len(lines) <= len(ids) + 4
+    assert code == 0 and "…" not in out
+    assert [li.split()[0] for li in lines[1 : 1 + 2 * len(claims) : 2]] == [c.id for c in claims]
+    assert [li.strip() for li in lines[2 : 2 + 2 * len(claims) : 2]] == [c.sentence for c in claims]
+    assert all(" ".join(c.where.split()) in out for c in claims)
     _, verbose, _ = run(["reproduce", "--list", "--verbose"], capsys)
-    assert all_claims()[0].claim.split()[0] in verbose
+    for c in claims:
+        assert f"    claim: {' '.join(c.claim.split())}\n" in verbose
+    assert max(len(li) for li in verbose.splitlines()) > 200  # long lines kept whole
+
+
+def test_reproduce_output_to_a_file_breaks_no_line(capsys, tmp_path, monkeypatch):
+    """The console report redirected (not a terminal): each claim's headline is one line and its
+    sentence the next, whatever the width; booleans read as words."""
+    import re
+
+    from nclab.reproduce.registry import all_claims
+
+    monkeypatch.setenv("COLUMNS", "60")
+    code, out, _ = run(["reproduce", "--from-ledger", "--out", str(tmp_path / "r")], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    for c in all_claims():
+        (head,) = [i for i, li in enumerate(lines) if li.startswith(f"{c.id} — ")]
+        assert lines[head + 1] == f"    states: {c.sentence}"
+        assert re.search(r"(reproduced|partial|contradicted|inconclusive|not run)", lines[head])
+    assert "threshold True" not in out and "threshold False" not in out
 
 
 def test_demo_says_where_it_writes(capsys, monkeypatch, tmp_path):

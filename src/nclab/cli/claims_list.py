@@ -4,7 +4,7 @@ table (``--markdown``) or as data (``--json``), and the papers' statement invent
 
 from __future__ import annotations
 
-from ._app import console, emit_json
+from ._app import emit_json
 
 
 def _claims_table(claims) -> list[dict]:
@@ -18,6 +18,7 @@ def _claims_table(claims) -> list[dict]:
                 "paper": c.paper,
                 "where": c.where,
                 "claim": c.claim,
+                "statement": c.sentence,
                 "quick": {
                     "presets": quick_preset,
                     "seconds": c.quick_seconds,
@@ -39,9 +40,9 @@ def _claims_table(claims) -> list[dict]:
 def list_claims(
     claims, json: bool, markdown: bool, verbose: bool = False, statements: bool = False
 ) -> None:
-    """``nclab reproduce --list``: one line per claim; JSON, a Markdown table or (``--verbose``) a
-    rich table of everything; with ``--statements``, the statement inventory instead
-    (:func:`_list_statements`)."""
+    """``nclab reproduce --list``: one line per claim with its sentence; JSON, a Markdown table
+    or (``--verbose``) a block of plain lines per claim with everything; with ``--statements``,
+    the statement inventory instead (:func:`_list_statements`)."""
     from ..report.claims_report import claims_markdown, fmt_secs, instance_label
 
     if statements:
@@ -55,21 +56,45 @@ def list_claims(
         print(claims_markdown(claims), end="")
         return
     if not verbose:
-        print(compact_claims(claims, fmt_secs))
+        print(compact_claims(claims, fmt_secs, _width()))
         return
-    from rich.table import Table
+    print(verbose_claims(claims, fmt_secs, instance_label))
 
-    t = Table(title="claims (nclab reproduce ID to run one)")
-    for col in ("id", "paper", "claim", "quick", "full"):
-        t.add_column(col, overflow="fold")
-    for r, c in zip(rows, claims, strict=True):
-        full = fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
-        quick_s = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
-        if c.runnable("quick"):
-            quick_s += f" ({instance_label(r['quick']['instance'])})"
-        full += f" ({instance_label(r['full']['instance'])})"
-        t.add_row(r["id"], f"{c.paper}, {c.where}", c.claim, quick_s, full)
-    console().print(t)
+
+def _width() -> int | None:
+    """The terminal's width where stdout is one, else None: a file or a pipe gets whole lines."""
+    import shutil
+    import sys
+
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def verbose_claims(claims, fmt_secs, instance_label) -> str:
+    """``--list --verbose``: a block of plain lines per claim, each field on its own line and
+    never cut (the terminal wraps a long one; a file keeps it whole): the id, the paper and
+    where, the claim in full, each scale's runtime, presets and instance, the checks."""
+    out = []
+    for c in claims:
+        out.append(f"{c.id} — {c.paper}, {' '.join(c.where.split())}")
+        out.append(f"    claim: {' '.join(c.claim.split())}")
+        for mode in ("quick", "medium", "full"):
+            if not c.runnable(mode):
+                continue
+            secs = c.seconds(mode)
+            gpu = " on a GPU" if c.needs_gpu(mode) else ""
+            presets = ", ".join(f"{s.experiment} {s.preset(mode)}" for s in c.runs.values())
+            what = instance_label(c.instance(mode))
+            out.append(f"    {mode}: {fmt_secs(secs)}{gpu}: {presets} ({what})")
+        names = [
+            k.name
+            + {"sanity": " (sanity)", "ours-beyond": " (ours-beyond)"}.get(k.kind, "")
+            + (" (threshold ours)" if k.ours else "")
+            for k in c.checks
+        ]
+        out.append(f"    checks: {', '.join(names)}")
+    return "\n".join(out)
 
 
 def _list_statements(claims, json: bool, markdown: bool) -> None:
@@ -117,23 +142,30 @@ def _paper_setting(claim, mode: str) -> bool:
     return not claim.runnable(mode) or claim.instance(mode).startswith("paper setting")
 
 
-def compact_claims(claims, fmt_secs, width: int = 80) -> str:
-    """One line per claim, at most ``width`` columns: id, quick and full run times (``*`` not the
-    paper's setting: a smaller instance or our own, ``GPU``), where in the paper, cut to what is
-    left."""
+def compact_claims(claims, fmt_secs, width: int | None = 80) -> str:
+    """One line per claim: id, quick and full run times (``*`` not the paper's setting: a
+    smaller instance or our own, ``GPU``), where in the paper; then the claim's first sentence,
+    indented. ``width``: where a terminal is that wide, the "where" column is cut to fit; None
+    (output to a file or a pipe) cuts nothing."""
     cells = []
     for c in claims:
         quick = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
         full = ("GPU " if c.needs_gpu("full") else "") + fmt_secs(c.full_seconds)
         star = {m: " " if _paper_setting(c, m) else "*" for m in ("quick", "full")}
-        cells.append((c.id, quick + star["quick"], full + star["full"], " ".join(c.where.split())))
-    head = ("claim", "quick ", "full ", "in the paper")
+        cells.append(
+            (c.id, quick + star["quick"], full + star["full"], " ".join(c.where.split()), c)
+        )
+    head = ("claim", "quick ", "full ", "in the paper", None)
     w = [max(len(r[i]) for r in [head, *cells]) for i in range(3)]
     lines = []
-    for cid, quick, full, where in [head, *cells]:
+    for cid, quick, full, where, claim in [head, *cells]:
         line = f"{cid:<{w[0]}}  {quick:>{w[1]}}  {full:>{w[2]}}  "
-        room = width - len(line)
-        lines.append(line + (where if len(where) <= room else where[: max(room - 1, 0)] + "…"))
+        room = None if width is None else width - len(line)
+        if room is not None and len(where) > room:
+            where = where[: max(room - 1, 0)] + "…"
+        lines.append(line + where)
+        if claim is not None:
+            lines.append(f"    {claim.sentence}")
     lines.append(
         "* not the paper's setting: a smaller instance, or our own\n"
         "nclab reproduce ID: run one claim (--full: the paper's presets)\n"
