@@ -98,7 +98,8 @@ class _Named:
     none, a statement that holds for any instance meeting its hypotheses); ``min_scale``, the
     smallest scale that can test it, with ``scale_why`` (below it, a failure is inconclusive);
     ``of``, the statement it is one reading of (checks sharing ``of`` are readings of one
-    sentence, ``reading`` says which).
+    sentence, ``reading`` says which); ``on_invalid``: judged on every seed, the invalid ones too
+    (a check about the runs' validity itself: how many seeds reach the minimiser).
     """
 
     name: str = ""
@@ -110,6 +111,7 @@ class _Named:
     scale_why: str = ""
     of: str = ""
     reading: str = ""
+    on_invalid: bool = False
 
     def __post_init__(self) -> None:
         if not self.name:

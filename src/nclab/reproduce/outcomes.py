@@ -292,7 +292,7 @@ def verdict(claim: Claim, summaries: Summaries, scene: Scene | None = None) -> V
     results = []
     for chk in claim.checks:
         aliases = {split(p)[0] for p in chk.paths()}
-        valid = [not (aliases & set(w)) for w in why_invalid] if views else None
+        valid = [chk.on_invalid or not (aliases & set(w)) for w in why_invalid] if views else None
         results.append(evaluate(chk, summaries, views, valid, scene))
     for r in results:
         if r.blocked is not None and r.blocked.detail == "every seed":

@@ -180,6 +180,7 @@ def _extended(
                     path="reached_minimiser",
                     expected=True,
                     name="reached-minimiser",
+                    on_invalid=True,
                 )
             )
         )
