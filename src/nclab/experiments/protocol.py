@@ -138,6 +138,28 @@ class Validity:
         return f"{self.path} {self.op} {self.value:g}"
 
 
+#: the level at which a network "fits" its training set, project-wide (the papers say it without a
+#: number; 99 % leaves room for a few hard samples of the smaller CPU data)
+FITS = 0.99
+
+
+def fits(path: str = "train_acc", why: str = "") -> Validity:
+    """A run is valid evidence when its network fits its training set (train accuracy at
+    ``path`` at least :data:`FITS`): the papers' collapse statements are about trained networks.
+
+    >>> fits().describe()
+    'train_acc >= 0.99'
+    """
+    return Validity(
+        path,
+        ">=",
+        FITS,
+        why
+        or "a network that does not fit its training set says nothing of the collapse of a "
+        "trained one",
+    )
+
+
 #: hooks an experiment may name as ``"module:function"`` of its own package
 HOOKS = ("train", "setup", "summarize", "figures")
 

@@ -102,15 +102,16 @@ def _as_check(alias: str, v: Validity) -> Check:
 def validity(view: Summaries, scene: Scene) -> dict[str, list[tuple[Validity, str]]]:
     """The validity conditions one seed's summaries (``{alias: summary}``) miss, by run alias:
     each condition with the value read; an alias whose run is valid is absent. A condition whose
-    path the summary lacks (a record made before it was written) is not held against the seed."""
+    path the summary lacks or holds None (a record made before it was written; a summary of
+    another mode, a language model's without a train accuracy) is not held against the seed."""
     out: dict[str, list[tuple[Validity, str]]] = {}
     for alias, conditions in scene.validity.items():
         if alias not in view:
             continue
         for v in conditions:
             chk = _as_check(alias, v)
-            if not _resolves(view, chk.path):
-                continue
+            if not _resolves(view, chk.path) or lookup(view, chk.path) is None:
+                continue  # a summary without the value (another mode, an older record)
             got = chk.evaluate(view)
             if not got["passed"]:
                 value = got["value"]

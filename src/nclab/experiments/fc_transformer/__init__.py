@@ -16,7 +16,7 @@ untrained and trained network in ``figure_data.pt`` for the PCA figure.
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, fits
 from .config import TransformerConfig, check
 from .presets import PAPER, PAPER_SETTINGS, PRESETS
 
@@ -28,6 +28,8 @@ EXPERIMENT = Experiment(
     "a3-uniform-quick",
     check,
     paper=PAPER_SETTINGS,
+    # A.3's classifier is trained on the task (a language model has no train accuracy: not held)
+    validity=(fits(),),
 )
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "TransformerConfig"]

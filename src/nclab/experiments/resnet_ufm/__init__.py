@@ -20,7 +20,7 @@ it), :mod:`.measure` (the two levels' metrics), :mod:`.summary` (a unit's), :mod
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, fits
 from .config import ResNetUFMConfig, check
 from .presets import PAPER_SETTINGS, PRESETS
 
@@ -32,6 +32,8 @@ EXPERIMENT = Experiment(
     "tb-resnet18-digits-mse-quick",
     check,
     paper=PAPER_SETTINGS,
+    # the ResNet18 comparison is about a network trained to fit MNIST (the paper: well-trained)
+    validity=(fits("net.train_acc"),),
     bookkeeping=("measure_every", "ufm.log_every", "ufm.checkpoint_every"),
 )
 

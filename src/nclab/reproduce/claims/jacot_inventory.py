@@ -15,7 +15,7 @@ import dataclasses
 from ..checks import Check, Ratio
 from ..registry import Claim, RunSpec
 from .jacot import CLAIMS as FIGURE_CLAIMS
-from .jacot import PAPER, SWEEP_FITS
+from .jacot import PAPER
 
 #: NC3 (the mean cosine of Z_(L-1)'s columns and their class's row of W_L) counts as reached
 #: within this of 1 (ours: Theorem 3.1's bound (5) tends to 1, the paper gives no level)
@@ -219,7 +219,6 @@ CLAIMS = [
                 name="nc1-1-not-above-5",
                 ours=NC1_WHY,
             ),
-            SWEEP_FITS,
         ],
         note="'not a strong dependence' read as within a factor of 2 either way (ours). The "
         "paper averages over two weight decays per depth, as the presets do.",
@@ -241,7 +240,6 @@ CLAIMS = [
         paper_values={"last nonlinear layer": "significant negativity at every depth (Fig. 3)"},
         checks=[
             *[_last_at_least_mean(d) for d in (4, 8, 12)],
-            SWEEP_FITS,
             Ratio(
                 f"the last layer's negativity at L1 = 12 is at least 1/{NEGATIVITY_FACTOR:g} of "
                 "that at L1 = 4",
