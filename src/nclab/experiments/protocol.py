@@ -168,6 +168,13 @@ class Experiment:
                 setattr(self, hook, Lazy(f"{package}.{value}"))
 
     @property
+    def package(self) -> str:
+        """The experiment's package: the one its config class is defined in (that module itself
+        when it is top-level)."""
+        module = self.config_cls.__module__
+        return module.rpartition(".")[0] or module
+
+    @property
     def description(self) -> str:
         """The first paragraph of ``doc``, on one line, without reST markup."""
         text = " ".join(self.doc.split("\n\n")[0].split())

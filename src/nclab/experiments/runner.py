@@ -88,7 +88,7 @@ def run_experiment(
 
 def _run_locked(exp, cfg, run: RunDir, preset, record_errors: bool) -> dict[str, Any]:
     run.write_config(cfg, experiment=exp.name, preset=preset)
-    write_provenance(run)
+    write_provenance(run, exp)
     t0 = time.perf_counter()
     try:
         with run_threads(cfg.threads):
@@ -170,18 +170,18 @@ def seed_summaries(exp: Experiment, cfg: Config, results: list[UnitResult]) -> d
     return {"by_seed": out}
 
 
-def write_provenance(run: RunDir) -> None:
-    """``provenance.json`` of the run starting now (:func:`nclab.provenance.provenance`); a run
-    resumed keeps its first and lists each resumption's commit, dirty flag and time."""
+def write_provenance(run: RunDir, exp: Experiment) -> None:
+    """``provenance.json`` of the run of ``exp`` starting now
+    (:func:`nclab.provenance.provenance`: with the source of an experiment outside the tree); a
+    run resumed keeps its first and lists each resumption's commit, dirty flag, source and time."""
     if rank() != 0:
         return
     path = run.path / PROVENANCE
-    now = provenance()
+    now = provenance(module=exp.package)
     if path.is_file():
         first = json.loads(path.read_text())
-        first.setdefault("resumed", []).append(
-            {k: now[k] for k in ("command", "commit", "dirty", "started")}
-        )
+        keys = ("command", "commit", "dirty", "source", "started")
+        first.setdefault("resumed", []).append({k: now[k] for k in keys if k in now})
         now = first
     path.write_text(dumps(now, indent=2) + "\n")
 
