@@ -14,7 +14,7 @@ keeping its trained state in ``final_state.pt``.
   their checks;
 * :mod:`.presets`: the paper's figures as presets, and the values the paper reports (``PAPER``);
 * :mod:`.train`: the SGD and L-BFGS ``Trainer``, ``train`` (one unit) and ``remeasure`` (a
-  finished run's summaries again from its trained states);
+  finished unit's summary again from its trained state: ``runner.remeasure(RUN_DIR)``);
 * :mod:`.measure`: accuracies, objective, norms and collapse measures of a trained network, the
   PCA panels' vectors and singular values;
 * :mod:`.summary`: the theorem that applies (``theory_for``) and a unit's summary;
@@ -28,7 +28,14 @@ from .config import FCConfig, check
 from .presets import PAPER, PAPER_SETTINGS, PRESETS
 
 EXPERIMENT = Experiment(
-    "feature-collapse", __doc__, FCConfig, PRESETS, "fig3-quick", check, paper=PAPER_SETTINGS
+    "feature-collapse",
+    __doc__,
+    FCConfig,
+    PRESETS,
+    "fig3-quick",
+    check,
+    remeasure="train:remeasure",
+    paper=PAPER_SETTINGS,
 )
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "FCConfig"]
