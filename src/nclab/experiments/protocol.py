@@ -16,12 +16,12 @@ An experiment package defines ``EXPERIMENT = Experiment(...)`` in its ``__init__
   (default :func:`seed_summary`: the one unit's summary, or the mean over seeds);
 * ``figures(cfg, run_dir, summary, units) -> [paths]``: its figures, drawn from what the run
   directory holds, so that ``nclab report RUN_DIR`` re-draws them for any finished run;
-* ``remeasure(cfg, unit) -> dict`` (optional): a finished unit's summary measured again from
-  what its directory holds (its trained state), for when the measures change after a long run;
-  :func:`nclab.experiments.runner.remeasure` calls it for every unit and writes the summaries;
 * ``paper``: which of its presets run a paper's own setting (:class:`PaperSetting`: the keys the
   paper leaves open and the preset chose), from which a claim's instance text is computed
-  (:mod:`nclab.reproduce.instance`).
+  (:mod:`nclab.reproduce.instance`);
+* ``remeasure(cfg, unit) -> dict`` (optional): a finished unit's summary measured again from
+  what its directory holds (its trained state), for when the measures change after a long run;
+  :func:`nclab.experiments.runner.remeasure` calls it for every unit and writes the summaries.
 
 :mod:`nclab.experiments.runner` owns the rest, once: seeds, the unit grid and its "finished"
 marker (a unit's ``summary.json``), resume, timing (``seconds``), torch threads, training units
