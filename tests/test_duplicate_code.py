@@ -1,15 +1,17 @@
 """Repeated code cannot grow unseen: pylint's ``symilar`` (the engine of its ``duplicate-code``
 check, R0801) over ``src/nclab``, blocks of at least 6 lines, comments and docstrings left out.
 
-The counts it reports are recorded below. A change that adds a repeated block fails here with
-the blocks listed: share the code instead (``experiments/common/``, a helper beside both), or, if
-the repetition is the right call, raise the counts and say why in the commit. A change that
-removes one fails too, so that the counts come down with it: lower them.
+The number of repeated blocks it reports is recorded below. A change that adds one fails here
+with the blocks listed: share the code instead (``experiments/common/``, a helper beside both),
+or, if the repetition is the right call, raise the count and say why in the commit. A change that
+removes one fails too, so that the count comes down with it: lower it. The duplicated lines are
+shown, not held fixed: a line added to an import block two modules share moves them, and every
+such edit would fail here.
 
 Imports and signatures are compared like any line (symilar's ``--ignore-imports`` and
 ``--ignore-signatures`` parse every file with astroid: about 100 s of CPU over ``src/nclab``,
 where this check takes well under a second). For the record, pylint's ``duplicate-code`` with
-its defaults (both ignored) found 1 block of 11 lines when these counts were set.
+its defaults (both ignored) found 1 block of 11 lines when the count was set.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "nclab"
 MIN_LINES = 6
-#: what symilar reports over src/nclab: similar blocks, and duplicated lines (its TOTAL line)
-BLOCKS, DUPLICATED_LINES = 5, 47
+#: the repeated blocks symilar reports over src/nclab (47 duplicated lines when it was set)
+BLOCKS = 5
 
 
 def symilar(capsys) -> str:
@@ -42,12 +44,12 @@ def test_repeated_code_does_not_grow_unseen(capsys):
     assert total is not None, report[-500:]
     assert int(total[1]) > 10_000  # it read the whole package
     blocks = re.findall(r"^(\d+) similar lines in (\d+) files$", report, re.M)
-    found = (len(blocks), int(total[2]))
-    recorded = (BLOCKS, DUPLICATED_LINES)
-    grew = any(f > r for f, r in zip(found, recorded, strict=True))
-    advice = "share the new repetition, or raise the counts and say why" if grew else "lower them"
-    assert found == recorded, (
-        f"symilar finds {found[0]} repeated blocks, {found[1]} duplicated lines in src/nclab; "
-        f"recorded: {BLOCKS}, {DUPLICATED_LINES} (tests/test_duplicate_code.py): {advice}.\n"
-        + report
+    advice = (
+        "share the new repetition, or raise BLOCKS and say why"
+        if len(blocks) > BLOCKS
+        else "lower BLOCKS"
+    )
+    assert len(blocks) == BLOCKS, (
+        f"symilar finds {len(blocks)} repeated blocks ({total[2]} duplicated lines) in src/nclab; "
+        f"recorded: {BLOCKS} (tests/test_duplicate_code.py): {advice}.\n" + report
     )
