@@ -104,6 +104,8 @@ def test_a_new_untracked_file_makes_the_run_dirty_and_its_record_refused(
     (tree / "src" / "scratch.log").write_text("ignored\n")
     (tree / "evidence").mkdir()
     (tree / "evidence" / "record.json").write_text("{}\n")
+    (tree / ".whl").mkdir()  # dependency wheels carried to a GPU host (scripts/gpu_check.sh)
+    (tree / ".whl" / "pydantic.whl").write_text("wheel\n")
     assert git_state() == (commit, False)
     (tree / "src" / "new_experiment.py").write_text("EXPERIMENT = None\n")
     assert git_state() == (commit, True)

@@ -37,8 +37,8 @@ PROVENANCE = "provenance.json"
 #: the folder of the source tree nclab runs from (a git checkout, or an installed package)
 SOURCE = Path(__file__).resolve().parents[2]
 #: paths of the source tree whose changes do not make a run's code dirty (the ledger itself, the
-#: runs written into the tree)
-NOT_CODE = ("evidence", "runs")
+#: runs written into the tree, the dependency wheels scripts/gpu_check.sh installs on a GPU host)
+NOT_CODE = ("evidence", "runs", ".whl")
 
 
 def git_state(root: Path | None = None) -> tuple[str | None, bool | None]:
