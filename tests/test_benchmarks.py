@@ -148,11 +148,9 @@ def smoke_runs(request, tmp_path_factory) -> dict[str, Future]:
     runs on one core, and a smoke run is mostly a fresh process importing torch (the first test
     waits for them all)."""
     root = tmp_path_factory.mktemp("ledger")
-    selected = {
-        item.callspec.params["name"]
-        for item in request.session.items
-        if item.originalname == test_smoke_prints_the_full_size_json_line.__name__
-    }
+    test = test_smoke_prints_the_full_size_json_line.__name__
+    items = request.session.items  # doctests among them have no originalname
+    selected = {i.callspec.params["name"] for i in items if getattr(i, "originalname", "") == test}
     runnable = [n for n in selected if all(find_spec(m) for m in NEEDS.get(n, ()))]
     with ThreadPoolExecutor(2) as pool:
         return {name: pool.submit(_run_smoke, name, root / name) for name in runnable}
