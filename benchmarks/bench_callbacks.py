@@ -17,7 +17,9 @@ between the last measurement of ``with`` and of ``today`` (the same final model:
 callbacks draws random numbers), expected at rounding level.
 
 Usage: python benchmarks/bench_callbacks.py [--epochs 3] [--train 8192] [--val 2048] [--repeats 3]
-[--threads 0] [--quick]. The last line of output is one JSON object: ``overhead`` = (time with the
+[--threads 0] [--smoke]. ``--smoke`` (or ``--quick``): one epoch on 128 images, one repeat, no
+warm-up: seconds, to check the script runs (``tests/test_benchmarks.py``); its timings mean
+nothing. The last line of output is one JSON object: ``overhead`` = (time with the
 callback) / (time without), per framework (target for Lightning: <= 1.10), ``overhead_today`` the
 same for ``today``, and the seconds of every variant.
 """
@@ -175,10 +177,12 @@ def main() -> None:
     ap.add_argument("--val", type=int, default=2048, help="validation images")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    ap.add_argument("--quick", action="store_true", help="tiny settings: checks that it runs")
+    ap.add_argument(
+        "--smoke", "--quick", action="store_true", help="tiny settings, seconds: checks it runs"
+    )
     cfg = ap.parse_args()
-    if cfg.quick:
-        cfg.epochs, cfg.train, cfg.val, cfg.repeats = 1, 512, 256, 1
+    if cfg.smoke:
+        cfg.epochs, cfg.train, cfg.val, cfg.repeats = 1, 128, 64, 1
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -193,9 +197,10 @@ def main() -> None:
     seconds = {fw: {v: float("inf") for v in variants} for fw in runs}
     last: dict = {fw: {} for fw in runs}
     tiny = argparse.Namespace(epochs=1, train=256, val=128)
-    for run in runs.values():  # warm-up: imports, first calls, allocator
-        for v in variants:
-            run(v, tiny)
+    if not cfg.smoke:  # warm-up: imports, first calls, allocator
+        for run in runs.values():
+            for v in variants:
+                run(v, tiny)
     for _ in range(cfg.repeats):
         for fw, run in runs.items():
             for v in variants:

@@ -21,8 +21,11 @@ sampled every 0.2 ms during one run above its level just before (on CUDA: the pe
 ``torch.cuda.max_memory_allocated`` above the level before). Agreement: relative difference to the
 dense NTK and to the plain Hessian value.
 
-Usage: python benchmarks/bench_curvature.py [--quick] [--repeats 3] [--device cuda] [--threads 1]
-The last line of output is one JSON object with every figure (``ntk_time_ratio`` = plain / ours,
+Usage: python benchmarks/bench_curvature.py [--smoke] [--repeats 3] [--device cuda] [--threads 1]
+``--smoke`` (or ``--quick``): a tiny MLP, one repeat, and the peak memory of the power-iteration
+variants left out (null: the same functions as the Lanczos ones, another ``method``; a fresh
+process costs seconds): seconds, to check the script runs (``tests/test_benchmarks.py``); its
+timings mean nothing. The last line of output is one JSON object with every figure (``ntk_time_ratio`` = plain / ours,
 ``ntk_memory_ratio`` = ours / plain, the same for ``hessian_*``).
 """
 
@@ -39,7 +42,7 @@ from torch import nn
 from _peak_rss import peak_rss_bytes
 from nclab.curvature import hessian_top_eigenvalue, ntk_operator_norm
 
-SIZES = {"full": dict(n=512, d=64, w=128, k=10), "quick": dict(n=48, d=12, w=24, k=4)}
+SIZES = {"full": dict(n=512, d=64, w=128, k=10), "smoke": dict(n=48, d=12, w=24, k=4)}
 TOL, MAX_ITER = 1e-4, 1000
 
 
@@ -152,18 +155,22 @@ def peak_memory(name: str, size: str, device: str, dtype: str, threads: int) -> 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="a tiny problem: checks the script runs")
+    ap.add_argument(
+        "--smoke", "--quick", action="store_true", help="a tiny problem: checks the script runs"
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    size = "quick" if args.quick else "full"
+    if args.smoke:
+        args.repeats = 1
+    size = "smoke" if args.smoke else "full"
     problem = setup(size, args.device, args.dtype)
     n_params = sum(p.numel() for p in problem[0].parameters())
     s = SIZES[size]
-    out: dict[str, float | int | str] = {"benchmark": "bench_curvature", "size": size, **s}
+    out: dict[str, float | int | str | None] = {"benchmark": "bench_curvature", "size": size, **s}
     out |= {"params": n_params, "device": args.device, "dtype": args.dtype, "tol": TOL}
     out["threads"] = args.threads
     out["dense_jacobian_bytes"] = s["n"] * s["k"] * n_params * problem[1].element_size()
@@ -171,9 +178,12 @@ def main() -> None:
     names += ["hessian_ours", "hessian_ours_power", "hessian_plain"]
     for name in names:
         t, v = best_time(globals()[name], problem, args.repeats, args.device)
-        m = peak_memory(name, size, args.device, args.dtype, args.threads)
+        m = None
+        if not (args.smoke and name.endswith("_power")):
+            m = peak_memory(name, size, args.device, args.dtype, args.threads)
         out |= {f"{name}_s": t, f"{name}_value": v, f"{name}_peak_bytes": m}
-        print(f"  {name:20s} {t * 1e3:9.1f} ms  peak +{m / 2**20:8.1f} MiB  value {v:.6g}")
+        peak = "not measured" if m is None else f"+{m / 2**20:8.1f} MiB"
+        print(f"  {name:20s} {t * 1e3:9.1f} ms  peak {peak}  value {v:.6g}")
     for what, ours, plain in (
         ("ntk", "ntk_ours", "ntk_dense"),
         ("hessian", "hessian_ours", "hessian_plain"),

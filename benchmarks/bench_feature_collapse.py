@@ -12,9 +12,12 @@ Side by side in one process, on the same data and the same initial weights:
     measured step time x 60 000 steps (1200 epochs of 50 steps, the authors' run), as the issue
     allows; ``--plain-steps`` changes that count.
 
+``--smoke`` runs the same code on a tiny problem (nw=60, L=5, K=40, d=10; 20 steps; (b) for at most
+3 s): seconds, to check the script runs (``tests/test_benchmarks.py``); its timings mean nothing.
+
 The last line of output is one JSON object with ``step_ratio`` and ``time_to_result_ratio``.
 
-    .venv/bin/python benchmarks/bench_feature_collapse.py [--threads 2] [--steps 300]
+    .venv/bin/python benchmarks/bench_feature_collapse.py [--threads 2] [--steps 300] [--smoke]
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ from torch import nn
 os.environ.setdefault("NCLAB_PROGRESS", "0")
 
 TARGET_NORM, NORM_TOL, ACC = 1.42214, 0.03, 0.999
+#: the problem: Fig. 3's sizes, and a tiny one for ``--smoke``
+SIZES = {
+    "fig3": {"nc": 3, "nw": 1200, "L": 15, "K": 1000, "d": 100},
+    "smoke": {"nc": 3, "nw": 60, "L": 5, "K": 40, "d": 10},
+}
 
 
 def plain_model(net):
@@ -48,11 +56,11 @@ def plain_model(net):
     return emb, clf, opt
 
 
-def bench_steps(data, steps: int, blocks: int) -> dict:
+def bench_steps(data, size: dict, steps: int, blocks: int) -> dict:
     from nclab.models.wordnet import WordNet, sgd_step
     from nclab.rng import generator
 
-    net = WordNet(1200, 15, 100, 1000, generator=generator(0, 3))
+    net = WordNet(size["nw"], size["L"], size["d"], size["K"], generator=generator(0, 3))
     emb, clf, opt = plain_model(net)
     crit = nn.CrossEntropyLoss()
     x, y = data.x_train, data.y_train
@@ -61,7 +69,7 @@ def bench_steps(data, steps: int, blocks: int) -> dict:
 
     def plain(idx):
         opt.zero_grad()
-        loss = crit(clf(emb(x[idx]).view(-1, 15 * 100)), y[idx])
+        loss = crit(clf(emb(x[idx]).view(-1, net.L * net.d)), y[idx])
         loss.backward()
         opt.step()
 
@@ -70,8 +78,8 @@ def bench_steps(data, steps: int, blocks: int) -> dict:
             sgd_step(net, x[idx], y[idx], 0.1, 1e-3, 1e-3)
 
     for i in range(10):  # warm-up, same batches for both
-        plain(batches[i])
-        ours(batches[i])
+        plain(batches[i % len(batches)])
+        ours(batches[i % len(batches)])
     t_plain = t_ours = 0.0
     per = max(1, steps // blocks)
     k = 10
@@ -100,18 +108,22 @@ def bench_steps(data, steps: int, blocks: int) -> dict:
 
 
 def time_to_result(
-    check_every: int, init_scale: float, max_seconds: float, until_converged: bool
+    size: dict, check_every: int, init_scale: float, max_seconds: float, until_converged: bool
 ) -> dict:
-    """Our best path on fig3, from data generation until the criterion holds (and, with
-    ``until_converged``, on to the minimiser, to show the criterion still holds there)."""
+    """Our best path on fig3 (the ``fig3-fast`` preset at ``size``), from data generation until
+    the criterion holds (and, with ``until_converged``, on to the minimiser, to show the criterion
+    still holds there)."""
     from nclab.experiments import get_experiment
+    from nclab.experiments.common.evaluation import accuracy
     from nclab.experiments.feature_collapse.train import Trainer
 
     exp = get_experiment("feature-collapse")
     t0 = time.perf_counter()
+    sizes = {f"data.{k}": v for k, v in size.items() if k != "d"} | {"model.d": size["d"]}
     cfg = exp.config(
         "fig3-fast",
         {
+            **sizes,
             "train.lbfgs_iters": check_every,
             "train.epochs": 10_000,
             "model.init_scale": init_scale,
@@ -121,7 +133,7 @@ def time_to_result(
     rec, out = {}, {}
     while time.perf_counter() - t0 < max_seconds:
         tr.train_epoch(0)
-        acc = tr.accuracy(tr.data.x_test, tr.data.y_test)
+        acc = accuracy(tr.cpu_net(), tr.data.x_test, tr.data.y_test, 20000)
         norm = float(tr.net.W.detach().norm(dim=1).mean())
         rec = {
             "seconds": time.perf_counter() - t0,
@@ -166,20 +178,27 @@ def main() -> None:
     ap.add_argument("--max-seconds", type=float, default=1800.0)
     ap.add_argument("--skip-ttr", action="store_true", help="only (a)")
     ap.add_argument(
+        "--smoke", action="store_true", help="a tiny problem, seconds: checks the script runs"
+    )
+    ap.add_argument(
         "--stop-at-result",
         action="store_true",
         help="stop (b) at the criterion instead of continuing to the minimiser",
     )
     args = ap.parse_args()
+    size = SIZES["smoke" if args.smoke else "fig3"]
+    if args.smoke:
+        args.steps, args.blocks, args.max_seconds = 20, 2, min(args.max_seconds, 3.0)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     from nclab.data.sentences import make_dataset, make_task
 
-    data = make_dataset(make_task(3, 1200, 15, 1000, seed=0), nspl=5, seed=0)
+    task = make_task(size["nc"], size["nw"], size["L"], size["K"], seed=0)
+    data = make_dataset(task, nspl=5, seed=0)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     print(f"threads: {torch.get_num_threads()}, load average: {load}")
     out = {"threads": torch.get_num_threads(), "load_average": load}
-    a = bench_steps(data, args.steps, args.blocks)
+    a = bench_steps(data, size, args.steps, args.blocks)
     print(
         f"(a) ms per faithful SGD step: plain {a['step_ms_plain']:.2f}, ours "
         f"{a['step_ms_ours']:.2f}, ratio {a['step_ratio']:.2f}x; relative difference of the "
@@ -190,7 +209,7 @@ def main() -> None:
     if not args.skip_ttr:
         print("(b) time to result on fig3, our best path (full-batch L-BFGS, same objective):")
         b = time_to_result(
-            args.check_every, args.init_scale, args.max_seconds, not args.stop_at_result
+            size, args.check_every, args.init_scale, args.max_seconds, not args.stop_at_result
         )
         plain_s = a["step_ms_plain"] / 1e3 * args.plain_steps
         r = b.get("reached_at")

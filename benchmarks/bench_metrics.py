@@ -22,8 +22,11 @@ Floor (``{case}_floor_s``): the least the in-memory path must do, one N x D x K 
 projection on the class means' span, timed on features already in float64) and two reads of the
 features; ``{case}_inmem_over_floor`` = in-memory time / floor (issue 28's target for (b): <= 1.5).
 
-Usage: python benchmarks/bench_metrics.py [--repeats 3] [--quick] [--device cuda]
-(with ``--device`` both implementations run on that device, timed with its synchronisation)
+Usage: python benchmarks/bench_metrics.py [--repeats 3] [--smoke] [--device cuda]
+(with ``--device`` both implementations run on that device, timed with its synchronisation).
+``--smoke`` (or ``--quick``): the three cases at N=1000 with D and K shrunk ((a), (c): D=64, K=10;
+(b): D=256, K=20), one repeat: seconds, to check the script runs (``tests/test_benchmarks.py``);
+its timings mean nothing.
 The last line of output is one JSON object with every figure.
 """
 
@@ -144,12 +147,18 @@ def best_time(fn, repeats, device="cpu"):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="smaller N for a smoke run")
+    ap.add_argument(
+        "--smoke", "--quick", action="store_true", help="tiny cases: checks the script runs"
+    )
     ap.add_argument("--device", default="cpu", help="where both implementations run")
     args = ap.parse_args()
     dev = args.device
-    n = 4000 if args.quick else 20000
+    if args.smoke:
+        args.repeats = 1
+    n = 1000 if args.smoke else 20000
     cases = {"a": (n, 512, 10), "b": (n, 2048, 100), "c": (n, 512, 10)}
+    if args.smoke:
+        cases = {"a": (n, 64, 10), "b": (n, 256, 20), "c": (n, 64, 10)}
     out: dict[str, float | str] = {"threads": torch.get_num_threads(), "n": n, "device": dev}
     for name, (nn, d, k) in cases.items():
         x, y = make_case(name, nn, d, k)

@@ -18,8 +18,9 @@ fresh process per implementation, the resident set sampled every 0.2 ms by a thr
 above its level just before (there malloc is told to return freed memory to the system, which would
 distort the timing if done here). Agreement: largest relative difference of the metrics.
 
-Usage: python benchmarks/bench_probe.py [--repeats 3] [--width 256] [--threads 1]
-The last line of output is one JSON object with ``time_ratio`` (reference / ours, target >= 3) and
+Usage: python benchmarks/bench_probe.py [--repeats 3] [--width 256] [--threads 1] [--smoke]
+``--smoke``: width 16 on 500 samples (MNIST-1D generated at 625), one repeat: seconds, to check the
+script runs (``tests/test_benchmarks.py``); its timings mean nothing. The last line of output is one JSON object with ``time_ratio`` (reference / ours, target >= 3) and
 ``memory_ratio`` (ours / reference, target <= 0.2).
 """
 
@@ -38,6 +39,8 @@ from nclab.experiments.linear_head.measure import measure_layers
 from nclab.models.mlp import LinearHeadMLP
 
 BATCH = 500
+#: MNIST-1D's standard data set (a 4000 / 1000 split of 5000 samples)
+MNIST1D_SAMPLES = 5000
 FIRST = 2  # the first two layers are the backbone (the paper's Fig. 1)
 
 
@@ -46,7 +49,7 @@ FIRST = 2  # the first two layers are the backbone (the paper's Fig. 1)
 # --------------------------------------------------------------------------------------------------
 
 
-def peak_memory(name: str, width: int, threads: int) -> int:
+def peak_memory(name: str, width: int, threads: int, samples: int = MNIST1D_SAMPLES) -> int:
     """Bytes by which the resident set of a fresh Python process grows while ``name`` runs once.
 
     The child builds the same model and batches, runs the implementation on one batch (warm-up),
@@ -60,7 +63,7 @@ def peak_memory(name: str, width: int, threads: int) -> int:
         f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
         "import bench_probe as b\n"
         f"torch.set_num_threads({threads})\n"
-        f"model, loader, k = b.setup({width})\n"
+        f"model, loader, k = b.setup({width}, samples={samples})\n"
         f"fn = b.{name}\n"
         "fn(model, loader[:1], k)\n"
     )
@@ -140,9 +143,10 @@ def max_rel_diff(a, b) -> float:
     return worst
 
 
-def setup(width: int, train_epochs: int = 0):
-    """The 9-layer MLP (5 nonlinear + 4 linear layers) and MNIST-1D's training set in batches."""
-    data = mnist1d(seed=0)
+def setup(width: int, train_epochs: int = 0, samples: int = MNIST1D_SAMPLES):
+    """The 9-layer MLP (5 nonlinear + 4 linear layers) and MNIST-1D's training set in batches
+    (80 % of ``samples``)."""
+    data = mnist1d(seed=0, num_samples=samples)
     k = data.num_classes
     torch.manual_seed(0)
     model = LinearHeadMLP(data.x_train.shape[1], k, [width] * 5, [width] * 3)
@@ -173,9 +177,15 @@ def main() -> None:
         default=0,
         help="train the network briefly first (Adam, wd 5e-4), as mid-training",
     )
+    ap.add_argument(
+        "--smoke", action="store_true", help="a tiny network and data set: checks the script runs"
+    )
     args = ap.parse_args()
+    samples = MNIST1D_SAMPLES
+    if args.smoke:
+        args.repeats, args.width, samples = 1, 16, 625
     torch.set_num_threads(args.threads)
-    model, loader, k = setup(args.width, args.train_epochs)
+    model, loader, k = setup(args.width, args.train_epochs, samples)
     n = sum(len(y) for _, y in loader)
     ours(model, loader[:1], k)  # warm up both code paths
     reference(model, loader[:1], k)
@@ -187,8 +197,8 @@ def main() -> None:
             results[name] = fn(model, loader, k)
             times[name].append(time.perf_counter() - t0)
     t_ours, t_ref = min(times["ours"]), min(times["reference"])
-    m_ours = peak_memory("ours", args.width, args.threads)
-    m_ref = peak_memory("reference", args.width, args.threads)
+    m_ours = peak_memory("ours", args.width, args.threads, samples)
+    m_ref = peak_memory("reference", args.width, args.threads, samples)
     diff = max_rel_diff(results["ours"], results["reference"])
     print(
         f"9-layer MLP (5 nonlinear + 4 linear, width {args.width}), MNIST-1D N={n},"

@@ -21,7 +21,10 @@
 Usage: python benchmarks/bench_scale.py [--quick] [--data-dir DIR] [--skip a,floor,b,b64,c]
 ``--quick`` shrinks every size (a: N=16384, D=256, K=100; b: K=2048, D=128; K=8192, D=64) and
 the memory budget of (b) to 16 MiB (so that the tiled forms run) to prove the script works; its
-timings mean nothing. The last line of output is one JSON object.
+timings mean nothing. ``--smoke`` shrinks them further (a: N=2048, D=32, K=16; b: K=512, D=16;
+K=1024, D=8; a 1 MiB budget, so that the tiled forms still run) and leaves out Ray in (c): seconds,
+to check the script runs (``tests/test_benchmarks.py``). The last line of output is one JSON
+object.
 """
 
 from __future__ import annotations
@@ -48,6 +51,11 @@ QUICK = {
     "a": {"n": 16_384, "d": 256, "k": 100, "shards": 4},
     "b": {"n": 16_384, "d": 128, "k": 2048, "shards": 4},
     "b100k": {"n": 16_384, "d": 64, "k": 8192, "shards": 4},
+}
+SMOKE = {
+    "a": {"n": 2048, "d": 32, "k": 16, "shards": 2},
+    "b": {"n": 2048, "d": 16, "k": 512, "shards": 2},
+    "b100k": {"n": 4096, "d": 8, "k": 1024, "shards": 2},
 }
 KEYS = (
     "nc1",
@@ -395,7 +403,7 @@ def case_b64(sizes, root: Path) -> dict:
     return {"vocab_max_err_ours": max(err.values()), "vocab_err_ours": err}
 
 
-def case_c(size, root: Path) -> dict:
+def case_c(size, root: Path, ray: bool = True) -> dict:
     path = make_dump(root, **size)
     one, t1 = timed(ours, path)
     two, t2 = timed(ours, path, workers=2)
@@ -406,6 +414,9 @@ def case_c(size, root: Path) -> dict:
         "c_workers2_equal": all(rel_err(two[k], one[k]) < 1e-12 for k in one),
     }
     print(f"(c) one worker {t1:.1f} s, --workers 2 {t2:.1f} s (x{t1 / t2:.2f})")
+    if not ray:
+        out["c_ray2_error"] = "not run (--smoke)"
+        return out
     try:
         ray, t3 = timed(ours, path, workers=2, backend="ray")
         out.update(
@@ -499,7 +510,10 @@ def floor_ratios(result: dict) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="small sizes: the accuracies")
+    ap.add_argument(
+        "--smoke", action="store_true", help="tiny sizes, no Ray, seconds: checks the script runs"
+    )
     ap.add_argument("--data-dir", default="/tmp/nclab-bench-scale")
     ap.add_argument(
         "--skip", default="", help="comma-separated cases to skip (a, floor, b, b64, c)"
@@ -507,12 +521,13 @@ def main() -> None:
     ap.add_argument("--dense-cap-gb", type=float, default=12.0)
     ap.add_argument("--budget-gb", type=float, default=None, help="nclab's tile memory budget")
     args = ap.parse_args()
-    sizes = QUICK if args.quick else FULL
-    if args.quick and args.budget_gb is None:  # small sizes: a small budget, so that tiles run
-        args.budget_gb = 1 / 64
-    root = Path(args.data_dir) / ("quick" if args.quick else "full")
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    sizes = {"full": FULL, "quick": QUICK, "smoke": SMOKE}[mode]
+    if mode != "full" and args.budget_gb is None:  # small sizes: a small budget, so tiles run
+        args.budget_gb = 1 / 1024 if args.smoke else 1 / 64
+    root = Path(args.data_dir) / mode
     skip = set(filter(None, args.skip.split(",")))
-    result: dict = {"quick": args.quick, "threads": torch.get_num_threads()}
+    result: dict = {"quick": args.quick, "smoke": args.smoke, "threads": torch.get_num_threads()}
     if "a" not in skip:
         result.update(case_a(sizes["a"], root))
     if "floor" not in skip:
@@ -524,7 +539,7 @@ def main() -> None:
     if "b64" not in skip:
         result.update(case_b64(sizes, root))
     if "c" not in skip:
-        result.update(case_c(sizes["a"], root))
+        result.update(case_c(sizes["a"], root, ray=not args.smoke))
     print(json.dumps(result))
 
 

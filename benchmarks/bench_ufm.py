@@ -21,7 +21,9 @@ Throughput is configurations x steps per second. Both run on ``--threads`` CPU t
 these products are far too small for intra-op parallelism to pay, see docs/ufm.md).
 
 Usage: python benchmarks/bench_ufm.py [--configs 64] [--steps 2000] [--ref-configs 64]
-       [--threads 1] [--device cpu]
+       [--threads 1] [--device cpu] [--smoke]
+``--smoke``: 4 configurations x 50 steps, seconds, to check the script runs
+(``tests/test_benchmarks.py``); its timings mean nothing.
 The last line of output is one JSON object with every figure.
 """
 
@@ -101,7 +103,12 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument(
+        "--smoke", action="store_true", help="4 configurations x 50 steps: checks the script runs"
+    )
     args = ap.parse_args()
+    if args.smoke:
+        args.configs, args.steps, args.ref_configs = 4, 50, None
     torch.set_num_threads(args.threads)
     lams = np.logspace(-3.5, -2, args.configs).tolist()
     seeds = list(range(args.configs))

@@ -62,6 +62,10 @@ def test_the_page_runs_end_to_end(toy, capsys):
     assert s["nc1"] < 0.5 * s["nc1_start"]  # the phenomenon the claim states
     assert sorted(p.name for p in (out / "units").iterdir()) == ["seed-0", "seed-1"]
     assert (out / "figures" / "nc1.png").is_file()
+    # its code is outside nclab's tree: the run names it by path and content digest
+    source = json.loads((out / "provenance.json").read_text())["source"]
+    assert source["module"] == "toy" and source["path"] == str((toy / "pkg" / "toy").resolve())
+    assert len(source["sha256"]) == 64
 
     # an interrupted run: seed 1 and the run's summary lost; --resume retrains only seed 1
     kept = (out / "units" / "seed-0" / "metrics.jsonl").stat().st_mtime_ns

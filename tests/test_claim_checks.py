@@ -328,5 +328,5 @@ def test_every_quick_summary_validates_against_its_experiments_schema(request, s
             validate_summary(experiment, json.loads(path.read_text()), unit=unit)
             inner += 1
     assert inner > 0  # deep-ln's and linear-head's units at least
-    for path in where.glob("runs/resnet-ufm/*/ufm/summary.json"):  # the UFM's own run
+    for path in where.glob("runs/resnet-ufm/*/ufm/finished.json"):  # the UFM's own marker
         UfmRun.model_validate(json.loads(path.read_text()))

@@ -4,14 +4,17 @@ directories (dirty trees refused unless asked), listed, and read back."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 
 import pytest
 
+from nclab import provenance as provenance_module
 from nclab.errors import RunError
 from nclab.evidence import Ledger, compact, record_of
 from nclab.experiments import get_experiment
 from nclab.experiments.runner import run_experiment
-from nclab.provenance import command_line, git_state
+from nclab.provenance import code_source, command_line, git_state
 from test_cli_theory import run as cli
 
 TINY = {"train.epochs": 2, "model.width": 8, "model.depth": 1, "log_every": 1}
@@ -73,6 +76,74 @@ def test_outside_a_checkout_the_commit_is_the_one_the_environment_names(tmp_path
     assert git_state(tmp_path) == (None, None)
     monkeypatch.setenv("NCLAB_SOURCE_COMMIT", "8de2ff4")
     assert git_state(tmp_path) == ("8de2ff4", None)
+
+
+def _git(root, *args):
+    out = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return out.stdout.strip()
+
+
+def test_a_new_untracked_file_makes_the_run_dirty_and_its_record_refused(
+    tmp_path, monkeypatch, capsys
+):
+    """A run made from a tree whose new experiment is not committed yet is not a run of the
+    commit: an untracked file under src/ makes it dirty, and ``nclab evidence add`` refuses it
+    unless --allow-dirty. Ignored files and the ledger's own folder do not count."""
+    tree = tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "old.py").write_text("x = 1\n")
+    (tree / ".gitignore").write_text("*.log\n")
+    _git(tree, "init", "-q")
+    _git(tree, "add", ".")
+    _git(tree, "commit", "-qm", "first")
+    commit = _git(tree, "rev-parse", "HEAD")
+    monkeypatch.setattr(provenance_module, "SOURCE", tree)
+    (tree / "src" / "scratch.log").write_text("ignored\n")
+    (tree / "evidence").mkdir()
+    (tree / "evidence" / "record.json").write_text("{}\n")
+    (tree / ".whl").mkdir()  # dependency wheels carried to a GPU host (scripts/gpu_check.sh)
+    (tree / ".whl" / "pydantic.whl").write_text("wheel\n")
+    assert git_state() == (commit, False)
+    (tree / "src" / "new_experiment.py").write_text("EXPERIMENT = None\n")
+    assert git_state() == (commit, True)
+
+    demo = get_experiment("demo")
+    run = tmp_path / "run"
+    run_experiment(demo, demo.config(None, TINY), run, seeds=1)
+    prov = json.loads((run / "provenance.json").read_text())
+    assert (prov["commit"], prov["dirty"]) == (commit, True)
+    # nclab itself lies outside this stand-in tree: its experiment is named by path and digest
+    assert prov["source"] == code_source("nclab.experiments.demo")
+    assert prov["source"]["module"] == "nclab.experiments.demo"
+    led = tmp_path / "ledger"
+    code, _, err = cli(["evidence", "add", str(run), "--ledger", str(led)], capsys)
+    assert code == 2 and "uncommitted changes" in err and "--allow-dirty" in err
+    assert not (led / "runs").exists()
+    args = ["evidence", "add", str(run), "--ledger", str(led), "--allow-dirty", "--json"]
+    code, out, err = cli(args, capsys)
+    assert code == 0, err
+    (recorded,) = json.loads(out)["recorded"]
+    assert json.loads(open(recorded).read())["provenance"]["dirty"] is True
+
+
+def test_an_experiment_outside_the_tree_is_recorded_by_path_and_content(tmp_path, monkeypatch):
+    pkg = tmp_path / "plugins" / "mine"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text('"""Mine."""\n')
+    (pkg / "train.py").write_text("def train():\n    return 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
+    first = code_source("mine")
+    assert first["module"] == "mine" and first["path"] == str(pkg.resolve())
+    assert re.fullmatch(r"[0-9a-f]{64}", first["sha256"])
+    assert code_source("mine") == first  # the same code, the same digest
+    (pkg / "train.py").write_text("def train():\n    return 2\n")
+    assert code_source("mine")["sha256"] != first["sha256"]
+    assert code_source("mine", root=tmp_path) is None  # inside the tree: the commit covers it
+    assert code_source("nclab.experiments.demo") is None
+    assert code_source("no_such_package_here") is None
 
 
 def test_a_record_holds_summary_config_and_provenance(demo_run):

@@ -12,7 +12,9 @@ from nclab.experiments import get_experiment, resume_run, run_experiment
 from nclab.experiments.feature_collapse import PAPER, FCConfig
 from nclab.experiments.feature_collapse.config import check, weight_decays
 from nclab.experiments.feature_collapse.summary import theory_for
-from nclab.experiments.feature_collapse.train import Trainer, remeasure
+from nclab.experiments.feature_collapse.train import Trainer
+from nclab.experiments.runner import remeasure
+from nclab.experiments.schema import schema_version, validate_summary
 from nclab.reproduce import all_claims, lookup
 from nclab.reproduce.claims.laurent import CLAIMS
 from nclab.runs import RunDir
@@ -191,6 +193,14 @@ def test_remeasure_and_redraw_from_the_run_directory(tmp_path):
     }
     assert all(Path(f).is_file() for f in again["figures"])
     assert RunDir(tmp_path / "run").read_summary()["figures"] == again["figures"]
+    # the runner wrote every summary, stamped and checked: the units' and the run's
+    version = schema_version("feature-collapse")
+    assert again["schema_version"] == version
+    for seed in (0, 1):
+        unit = RunDir(tmp_path / "run" / "units" / f"seed-{seed}").read_summary()
+        assert unit["schema_version"] == version and unit["remeasured"] is True
+        assert unit["seconds"] == s["per_seed"][seed]["seconds"]
+        validate_summary("feature-collapse", unit, unit=True)
 
 
 def test_presets_and_claims_are_consistent():

@@ -11,11 +11,13 @@ import torch
 
 from nclab.errors import ConfigError, RunError
 from nclab.experiments import get_experiment, run_experiment
-from nclab.experiments.linear_head.lr_bound import lr_max, sweep_record, unit_record
+from nclab.experiments.linear_head.lr_bound import sweep_record, unit_record
 from nclab.experiments.linear_head.sharpness import training_sharpness
 from nclab.experiments.schema import validate_summary
 from nclab.models.mlp import LinearHeadMLP
 from nclab.reproduce.checks import Check, Equals, Ratio
+from nclab.theory import get_prediction
+from nclab.theory.jacot_ntk import lr_max
 
 EXP = get_experiment("linear-head")
 
@@ -97,6 +99,12 @@ def test_lr_max_and_unit_record():
     assert ours == pytest.approx(2500 * paper)
     with pytest.raises(ValueError, match="eps1 < s_K"):
         lr_max(N=500, K=10, L2=3, r=1.0, eps1=8.0, s_k_y=math.sqrt(50))
+    # nclab theory jacot-lr-max is the same cap, and jacot-ntk's (2 / (20)'s bound) to rounding
+    cap = get_prediction("jacot-lr-max")(K=10, L2=3, r=1.0, eps1=2.0, N=500)
+    assert (cap.lr_max, cap.lr_max_mean) == (paper, ours)
+    ntk = get_prediction("jacot-ntk")(K=10, L2=3, r=1.0, eps1=2.0, N=500)
+    assert ntk.lr_max == pytest.approx(paper, rel=1e-14)
+    assert not get_prediction("jacot-lr-max")(K=10, L2=3, r=1.0, eps1=8.0, N=500).applies
     measured = {"eps1": 2.0, "s_k_y": math.sqrt(50), "r_head": 1.0}
     rec = unit_record({"lr": 4.0, "L2": 3, "conditioning": {"measured": measured}}, 500, 10)
     assert rec["interpolates"] and rec["lr_over_bound"] == pytest.approx(4.0 / ours)

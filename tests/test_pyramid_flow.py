@@ -15,7 +15,8 @@ from nclab.experiments.pyramid_flow.activation import (
     smooth_relu_prime,
     smooth_relu_second,
 )
-from nclab.experiments.pyramid_flow.theory import conditions
+from nclab.theory import get_prediction
+from nclab.theory.jacot_flow import conditions, eps1_failure
 
 EXP = get_experiment("pyramid-flow")
 GRID = torch.linspace(-3.0, 3.0, 2001, dtype=torch.float64)
@@ -148,6 +149,26 @@ def test_conditions_10_and_their_time(quick_net):
     # r of (12) is then of constant order: eps1 sqrt(2 / lambda) does not depend on eps1
     assert small.r == pytest.approx(big.r)
     assert small.t_star > 3.5 * big.t_star  # of order 1/lambda ~ 1/eps1^2
+
+
+def test_nclab_theory_jacot_flow_gives_the_experiments_numbers(quick_net):
+    """``nclab theory jacot-flow`` on the constants the experiment measures at θ0 gives the very
+    numbers the experiment computes (one theorem, one place), and says when it does not apply."""
+    cfg, net, theta0, _ = quick_net
+    c = T.constants(cfg, net, theta0)
+    cond = conditions(c, 0.5, 0.025, 1.0, 4)
+    given = dict(N=c.N, K=c.K, L1=c.L1, n_penult=4, gamma=c.gamma, beta=c.beta, b=c.b)
+    given |= dict(lambda_f=c.lambda_f, lambdas=list(c.lambdas), lambda_bars=list(c.lambda_bars))
+    given |= dict(c0=c.c0, theta_norm=c.theta_norm, x_op=c.x_op, eps2=0.025)
+    p = get_prediction("jacot-flow")(eps1=0.5, **given)
+    assert p.applies and (p.alpha, p.r0, p.beta1) == (c.alpha, c.r0, c.beta1)
+    assert (p.assumption43_lhs, p.assumption43_rhs) == (c.assumption_lhs, c.assumption_rhs)
+    assert (p.lam, p.eta, p.k, p.t_star) == (cond.lam, cond.eta, cond.k, cond.t_star)
+    assert (p.r, p.bound11, p.bound11_psi_sq) == (cond.r, cond.bound11, cond.bound11_psi_sq)
+    far = get_prediction("jacot-flow")(eps1=1.2, **given)  # the config refuses it too
+    assert not far.applies and far.lam is None and far.reason == eps1_failure(1.2, c.K, c.N)
+    small = get_prediction("jacot-flow")(eps1=0.5, **(given | {"lambda_f": 0.1}))
+    assert not small.applies and "Assumption 4.3" in small.reason
 
 
 def test_flow_is_the_limit_of_gradient_descent(quick_net):

@@ -13,6 +13,7 @@ from nclab.errors import ConfigError
 from nclab.experiments import get_experiment, resume_run, run_experiment
 from nclab.experiments.resnet_ufm.config import LevelsCfg
 from nclab.experiments.resnet_ufm.measure import network_levels
+from nclab.experiments.resnet_ufm.schema import UfmRun
 from nclab.experiments.resnet_ufm.train import build_network
 from nclab.models.resnet18 import resnet18
 from test_data_real import make_idx_dir
@@ -137,7 +138,10 @@ def test_resume_gives_the_uninterrupted_numbers(tiny_run, tmp_path, monkeypatch)
     with pytest.raises(Interrupt):
         run_experiment(EXP, cfg, tmp_path / "cut")
     assert (tmp_path / "cut" / "checkpoint.pt").is_file()
-    assert (tmp_path / "cut" / "ufm" / "summary.json").is_file()  # the UFM ran first
+    ufm = tmp_path / "cut" / "ufm"
+    assert (ufm / "finished.json").is_file()  # the UFM ran first
+    assert not (ufm / "summary.json").exists()  # only the runner writes summaries
+    assert UfmRun.model_validate_json((ufm / "finished.json").read_text()).steps > 0
     monkeypatch.setattr(rt, "fit_trainer", real_fit)
     res = resume_run(tmp_path / "cut")
     for who in ("net", "ufm"):

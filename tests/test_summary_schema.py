@@ -12,6 +12,7 @@ import dataclasses
 import importlib.util
 import json
 import typing
+from pathlib import Path
 
 import pytest
 from pydantic import create_model
@@ -359,3 +360,52 @@ def test_summary_fields_are_typed_where_claims_read_them():
     one = {"test_acc": 1.0}
     with pytest.raises(RunError, match="collapse_type"):
         validate_summary("feature-collapse", dict(one, collapse_type="type-IV"))
+
+
+# --- one writer: the runner ------------------------------------------------------------------------
+
+TINY_DEMO = {"train.epochs": 1, "model.width": 8, "model.depth": 1, "log_every": 1}
+
+
+def test_a_summary_that_does_not_validate_is_never_written_nor_drawn(tmp_path, monkeypatch):
+    """The runner checks the run's summary before it draws a figure: a summary off its declared
+    structure stops the run with the bad field named, with no summary.json and no figure."""
+    from nclab.experiments import run_experiment
+
+    demo = get_experiment("demo")
+    drawn = []
+    monkeypatch.setattr(demo, "summarize", lambda cfg, units: {"undeclared_key": 1.0})
+    monkeypatch.setattr(demo, "figures", lambda *a: drawn.append(a) or [])
+    with pytest.raises(RunError, match="undeclared_key"):
+        run_experiment(demo, demo.config(None, TINY_DEMO), tmp_path / "run")
+    assert drawn == [] and not (tmp_path / "run" / "summary.json").exists()
+
+
+def test_redraw_rewrites_only_the_figures_of_a_summary_it_reads(tmp_path):
+    from nclab.experiments import run_experiment
+    from nclab.experiments.runner import redraw, remeasure
+
+    demo = get_experiment("demo")
+    run = tmp_path / "run"
+    summary = run_experiment(demo, demo.config(None, TINY_DEMO), run)
+    path = run / "summary.json"
+    (run / "figures" / "collapse.png").unlink()
+    assert redraw(run) == summary["figures"] and (run / "figures" / "collapse.png").is_file()
+    assert json.loads(path.read_text()) == summary
+    path.write_text(json.dumps(dict(summary, undeclared_key=1.0)))
+    with pytest.raises(RunError, match="undeclared_key"):
+        redraw(run)
+    with pytest.raises(RunError, match="'demo' cannot re-measure"):
+        remeasure(run)
+
+
+def test_only_the_runner_writes_summaries():
+    """No experiment package writes a summary.json or imports the runner: the runner stamps and
+    validates each summary (``write_summary`` is called in runner.py only)."""
+    root = Path(importlib.util.find_spec("nclab.experiments").submodule_search_locations[0])
+    sources = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.py")}
+    writers = sorted(name for name, text in sources.items() if "write_summary(" in text)
+    assert writers == ["runner.py"]
+    # nor does a package reach into the runner (a re-measurement is the runner's, through a hook)
+    packages = {n: t for n, t in sources.items() if "/" in n and not n.startswith("common/")}
+    assert packages and not [n for n, t in packages.items() if "..runner import" in t]

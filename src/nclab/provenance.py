@@ -3,6 +3,10 @@ command, the software and the device, and when.
 
 The runner writes ``provenance.json`` into a run directory when the run starts (and adds its wall
 time when it ends), so that a run recorded into the ledger later still says which code made it.
+The tree is dirty when a tracked file differs from the commit or a file git does not ignore is
+untracked (a new experiment not yet committed is code the commit does not hold). An experiment of
+your own whose package lives outside the tree (``NCLAB_EXPERIMENTS``) is named with its path and
+the SHA-256 of its Python files (:func:`code_source`), since the commit says nothing of it.
 
 >>> p = provenance(["nclab", "run", "demo"])
 >>> sorted(p)  # doctest: +NORMALIZE_WHITESPACE
@@ -13,6 +17,8 @@ time when it ends), so that a run recorded into the ledger later still says whic
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import os
 import platform
 import shlex
@@ -31,23 +37,51 @@ PROVENANCE = "provenance.json"
 #: the folder of the source tree nclab runs from (a git checkout, or an installed package)
 SOURCE = Path(__file__).resolve().parents[2]
 #: paths of the source tree whose changes do not make a run's code dirty (the ledger itself, the
-#: runs written into the tree)
-NOT_CODE = ("evidence", "runs")
+#: runs written into the tree, the dependency wheels scripts/gpu_check.sh installs on a GPU host)
+NOT_CODE = ("evidence", "runs", ".whl")
 
 
-def git_state(root: Path = SOURCE) -> tuple[str | None, bool | None]:
-    """(the commit ``root`` is checked out at, whether tracked files differ from it). Changes
-    under :data:`NOT_CODE` do not count. Outside a git checkout (or without git): the commit
+def git_state(root: Path | None = None) -> tuple[str | None, bool | None]:
+    """(the commit ``root`` (default: :data:`SOURCE`) is checked out at, whether its tree differs
+    from it: a tracked file changed, or an untracked file git does not ignore). Changes under
+    :data:`NOT_CODE` do not count. Outside a git checkout (or without git): the commit
     ``$NCLAB_SOURCE_COMMIT`` names, else None, and None for the tree's state, which nothing
     checked: a copy of a checkout sent without its ``.git`` to another machine (a GPU host)
     names its commit so."""
+    root = SOURCE if root is None else root
     try:
         commit = _git(root, "rev-parse", "HEAD")
         excluded = [f":(exclude){p}" for p in NOT_CODE]
-        status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", *excluded)
+        status = _git(
+            root, "status", "--porcelain", "--untracked-files=normal", "--", ".", *excluded
+        )
     except (OSError, subprocess.CalledProcessError):
         return os.environ.get("NCLAB_SOURCE_COMMIT") or None, None
     return commit, bool(status)
+
+
+def code_source(module: str, root: Path | None = None) -> dict[str, str] | None:
+    """Where the code of the package (or module) ``module`` lives when it is outside the tree
+    ``root`` (default: :data:`SOURCE`), whose commit does not hold it: ``{"module", "path",
+    "sha256"}``, the digest over its ``.py`` files (relative path and content, in path order);
+    None inside the tree (the commit and the dirty flag cover it) or when it cannot be found.
+
+    >>> code_source("nclab.experiments.demo") is None  # nclab's own: inside the tree
+    True
+    """
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None or not spec.has_location:
+        return None
+    origin = Path(spec.origin).resolve()
+    base = origin.parent if spec.submodule_search_locations is not None else origin
+    if base.is_relative_to((SOURCE if root is None else root).resolve()):
+        return None
+    files = sorted(base.rglob("*.py")) if base.is_dir() else [base]
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.relative_to(base.parent).as_posix().encode() + b"\0")
+        digest.update(f.read_bytes() + b"\0")
+    return {"module": module, "path": str(base), "sha256": digest.hexdigest()}
 
 
 def _git(root: Path, *args: str) -> str:
@@ -90,10 +124,12 @@ def command_line(argv: Sequence[str] | None = None) -> str:
     return shlex.join(argv)
 
 
-def provenance(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """The provenance of a run starting now (see the module docstring)."""
+def provenance(argv: Sequence[str] | None = None, module: str | None = None) -> dict[str, Any]:
+    """The provenance of a run starting now (see the module docstring); ``module``: the package
+    of the experiment it runs, recorded as ``source`` (:func:`code_source`) when it lives outside
+    the tree."""
     commit, dirty = git_state()
-    return {
+    out = {
         "command": command_line(argv),
         "commit": commit,
         "dirty": dirty,
@@ -101,6 +137,10 @@ def provenance(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "device": device(),
         "started": now(),
     }
+    source = code_source(module) if module else None
+    if source:
+        out["source"] = source
+    return out
 
 
 def now() -> str:

@@ -20,11 +20,16 @@ An experiment package defines ``EXPERIMENT = Experiment(...)`` in its ``__init__
   e.g. it fits its training set, its loss is finite); a claim's run may name its own instead;
 * ``paper``: which of its presets run a paper's own setting (:class:`PaperSetting`: the keys the
   paper leaves open and the preset chose), from which a claim's instance text is computed
-  (:mod:`nclab.reproduce.instance`).
+  (:mod:`nclab.reproduce.instance`);
+* ``remeasure(cfg, unit) -> dict`` (optional): a finished unit's summary measured again from
+  what its directory holds (its trained state), for when the measures change after a long run;
+  :func:`nclab.experiments.runner.remeasure` calls it for every unit and writes the summaries.
 
 :mod:`nclab.experiments.runner` owns the rest, once: seeds, the unit grid and its "finished"
 marker (a unit's ``summary.json``), resume, timing (``seconds``), torch threads, training units
-in a process pool, and re-drawing figures. Functions that need torch are named as
+in a process pool, re-measuring and re-drawing figures, and every ``summary.json``: it is the only
+writer, and stamps and validates each summary against the declared structure before writing it
+(the figures are drawn after). Functions that need torch are named as
 :class:`Lazy` ``"package.module:function"`` so that importing an experiment (its config and
 presets, e.g. for ``nclab run --list``) loads no torch.
 """
@@ -161,7 +166,7 @@ def fits(path: str = "train_acc", why: str = "") -> Validity:
 
 
 #: hooks an experiment may name as ``"module:function"`` of its own package
-HOOKS = ("train", "setup", "summarize", "figures")
+HOOKS = ("train", "setup", "summarize", "figures", "remeasure")
 
 
 @dataclass(frozen=True)
@@ -207,6 +212,7 @@ class Experiment:
     summarize: Callable[[Any, Sequence[UnitResult]], Mapping[str, Any]] | str = seed_summary
     train: Callable[..., Mapping[str, Any]] | str = "train:train"
     figures: Callable[..., list[str]] | str | None = "figures:figures"
+    remeasure: Callable[[Any, UnitResult], Mapping[str, Any]] | str | None = None
     paper: Mapping[str, PaperSetting] = field(default_factory=dict)
     bookkeeping: tuple[str, ...] = ()
     validity: tuple[Validity, ...] = ()
@@ -220,6 +226,13 @@ class Experiment:
             value = getattr(self, hook)
             if isinstance(value, str):
                 setattr(self, hook, Lazy(f"{package}.{value}"))
+
+    @property
+    def package(self) -> str:
+        """The experiment's package: the one its config class is defined in (that module itself
+        when it is top-level)."""
+        module = self.config_cls.__module__
+        return module.rpartition(".")[0] or module
 
     @property
     def description(self) -> str:

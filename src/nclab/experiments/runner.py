@@ -16,7 +16,15 @@ finished (in this process, or ``cfg.workers`` spawned processes each with its sh
 torch threads, a unit only after the units it ``needs``), times each, reduces the finished units
 to the run's summary (``experiment``, ``preset``, ``seconds``, ``versions`` added) and draws the
 figures. :func:`resume_run` continues an interrupted run from its directory (the units'
-checkpoints and finished units); :func:`redraw` re-draws the figures of a finished run.
+checkpoints and finished units); :func:`redraw` re-draws the figures of a finished run;
+:func:`remeasure` measures a finished run again through the experiment's ``remeasure`` hook.
+
+The runner is the only writer of ``summary.json``: every unit and run summary is stamped with its
+schema version and checked against the structure the experiment declares (:func:`checked`)
+before it is written, and the figures are drawn after the check.
+
+Length: the one writer of summaries: running, resuming, re-measuring and re-drawing a run share
+its summary assembly and checks, which splitting would spread over modules.
 """
 
 from __future__ import annotations
@@ -26,13 +34,14 @@ import json
 import os
 import time
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..config import Config
 from ..errors import ConfigError, NclabError, RunError
 from ..provenance import PROVENANCE, provenance
-from ..runs import RunDir, dumps
+from ..runs import SUMMARY, RunDir, dumps
 from ..threads import limit_blas, run_threads
 from ..workers import run_tasks
 from .catalog import get_experiment
@@ -88,22 +97,13 @@ def run_experiment(
 
 def _run_locked(exp, cfg, run: RunDir, preset, record_errors: bool) -> dict[str, Any]:
     run.write_config(cfg, experiment=exp.name, preset=preset)
-    write_provenance(run)
+    write_provenance(run, exp)
     t0 = time.perf_counter()
     try:
         with run_threads(cfg.threads):
             results = train_units(exp, cfg, run)
-            summary = dict(exp.summarize(cfg, results))
-            summary.update(seed_summaries(exp, cfg, results))
-            if exp.figures is not None and rank() == 0 and figures_wanted():
-                summary["figures"] = [str(p) for p in exp.figures(cfg, run, summary, results)]
-        summary.setdefault("seed", cfg.seed)
-        if cfg.seeds > 1:
-            summary.setdefault("seeds", [cfg.seed + i for i in range(cfg.seeds)])
-        summary["experiment"], summary["preset"] = exp.name, preset
-        summary.pop("seconds", None)
-        summary = stamp(exp.name, summary)
-        read_summary_versioned(exp.name, summary)  # the structure the experiment declares
+            summary = run_summary(exp, cfg, results, preset)
+            draw_figures(exp, cfg, run, summary, results)
     except Exception as exc:
         if not record_errors:
             raise
@@ -112,6 +112,42 @@ def _run_locked(exp, cfg, run: RunDir, preset, record_errors: bool) -> dict[str,
     out_summary = run.write_summary(summary, time.perf_counter() - t0)
     run.remove_checkpoint()
     return out_summary
+
+
+def run_summary(
+    exp: Experiment, cfg: Config, results: list[UnitResult], preset: str | None
+) -> dict[str, Any]:
+    """The run's summary from its finished units (``summarize``, each seed's for a grid, the
+    seeds, the experiment and preset; ``seconds`` is the run's, added when it is written),
+    stamped and checked against the structure the experiment declares."""
+    summary = dict(exp.summarize(cfg, results))
+    summary.update(seed_summaries(exp, cfg, results))
+    summary.setdefault("seed", cfg.seed)
+    if cfg.seeds > 1:
+        summary.setdefault("seeds", [cfg.seed + i for i in range(cfg.seeds)])
+    summary["experiment"], summary["preset"] = exp.name, preset
+    summary.pop("seconds", None)
+    return checked(exp, summary)
+
+
+def checked(exp: Experiment, summary: Mapping[str, Any], unit: bool = False) -> dict[str, Any]:
+    """``summary`` stamped with the schema version this nclab writes, if it has the structure
+    ``exp`` declares (a unit's of a grid: ``unit``); else :class:`~nclab.errors.RunError` naming
+    the bad field. Every summary the runner writes passes here first."""
+    summary = stamp(exp.name, summary)
+    if unit:
+        return validate_summary(exp.name, summary, unit=True)
+    read_summary_versioned(exp.name, summary)  # one run's, or aggregated over seeds
+    return summary
+
+
+def draw_figures(
+    exp: Experiment, cfg: Config, run: RunDir, summary: dict[str, Any], results: list[UnitResult]
+) -> None:
+    """Draw the figures of a run whose ``summary`` has been checked (:func:`checked`), and list
+    them in it as ``figures``; nothing on a rank other than 0 or with ``NCLAB_FIGURES=0``."""
+    if exp.figures is not None and rank() == 0 and figures_wanted():
+        summary["figures"] = [str(p) for p in exp.figures(cfg, run, summary, results)]
 
 
 #: ``NCLAB_FIGURES=0``: runs write their summaries but draw no figures (a large sweep, a test
@@ -170,18 +206,18 @@ def seed_summaries(exp: Experiment, cfg: Config, results: list[UnitResult]) -> d
     return {"by_seed": out}
 
 
-def write_provenance(run: RunDir) -> None:
-    """``provenance.json`` of the run starting now (:func:`nclab.provenance.provenance`); a run
-    resumed keeps its first and lists each resumption's commit, dirty flag and time."""
+def write_provenance(run: RunDir, exp: Experiment) -> None:
+    """``provenance.json`` of the run of ``exp`` starting now
+    (:func:`nclab.provenance.provenance`: with the source of an experiment outside the tree); a
+    run resumed keeps its first and lists each resumption's commit, dirty flag, source and time."""
     if rank() != 0:
         return
     path = run.path / PROVENANCE
-    now = provenance()
+    now = provenance(module=exp.package)
     if path.is_file():
         first = json.loads(path.read_text())
-        first.setdefault("resumed", []).append(
-            {k: now[k] for k in ("command", "commit", "dirty", "started")}
-        )
+        keys = ("command", "commit", "dirty", "source", "started")
+        first.setdefault("resumed", []).append({k: now[k] for k in keys if k in now})
         now = first
     path.write_text(dumps(now, indent=2) + "\n")
 
@@ -226,8 +262,7 @@ def _train_unit(exp: Experiment, cfg: Config, unit: Unit, ud: RunDir, context: A
     if not unit.key:
         return summary
     summary.pop("seconds", None)
-    summary = validate_summary(exp.name, stamp(exp.name, summary), unit=True)
-    out = ud.write_summary(summary, time.perf_counter() - t0)
+    out = ud.write_summary(checked(exp, summary, unit=True), time.perf_counter() - t0)
     ud.remove_checkpoint()
     return out
 
@@ -348,14 +383,54 @@ def finished_units(exp: Experiment, cfg: Config, run: RunDir) -> list[UnitResult
 
 def redraw(path: str | Path) -> list[str]:
     """Re-draw the figures of the finished run at ``path`` from what its directory holds; returns
-    their paths (``summary.json``'s ``figures`` is updated)."""
+    their paths. ``summary.json`` gets the new ``figures`` only: it must be a summary this nclab
+    reads (:func:`~.schema.read_summary_versioned`), and keeps the version it was written with."""
     exp, cfg, _ = load_run(path)
     run = RunDir(path, create=False)
-    summary = run.read_summary()
+    summary = read_summary_versioned(exp.name, run.read_summary(), str(run.path / SUMMARY))
     if exp.figures is None:
         return []
     with run_threads(cfg.threads):
         figs = [str(p) for p in exp.figures(cfg, run, summary, finished_units(exp, cfg, run))]
-    summary["figures"] = figs
-    run.write_summary(summary)
+    run.write_summary({**summary, "figures": figs})
     return figs
+
+
+#: what re-measuring a summary cannot recompute, kept from the summary it replaces
+KEPT = ("seconds", "versions", "seed", "experiment", "preset", "figures")
+
+
+def remeasure(path: str | Path, figures: bool = True) -> dict[str, Any]:
+    """Measure the finished run at ``path`` again, through its experiment's ``remeasure`` hook
+    (e.g. feature-collapse's units from their ``final_state.pt``), for when the measures change
+    after a long run; returns the run's new summary, marked ``remeasured``.
+
+    Each unit's summary is recomputed and, for a unit of several, written (its ``seconds`` and
+    ``versions`` kept); the run's is reduced from them again as a run reduces it (its ``seconds``
+    kept). Each is stamped and validated before it is written (:func:`checked`), and the figures
+    (``figures``) are drawn after the run's summary is checked.
+    """
+    exp, cfg, meta = load_run(path)
+    if exp.remeasure is None:
+        raise RunError(f"experiment {exp.name!r} cannot re-measure a run: it declares no remeasure")
+    run = RunDir(path, create=False)
+    old = run.read_summary()
+    results = finished_units(exp, cfg, run)
+    with run_threads(cfg.threads):
+        for r in results:
+            new = _kept(r.summary, dict(exp.remeasure(cfg, r)))
+            r.summary = r.run.write_summary(checked(exp, new, unit=True)) if r.unit.key else new
+        summary = _kept(old, run_summary(exp, cfg, results, meta.get("preset")))
+        summary = checked(exp, summary)
+        if figures:
+            draw_figures(exp, cfg, run, summary, results)
+    return run.write_summary(summary)
+
+
+def _kept(old: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` with what re-measuring cannot recompute (:data:`KEPT`) from ``old``, marked
+    ``remeasured``."""
+    for key in KEPT:
+        if key in old and key not in new:
+            new[key] = old[key]
+    return new | {"remeasured": True}

@@ -91,11 +91,14 @@ class Versions(Record):
 
 class UnitRecord(Record):
     """What the runner adds to the summary of one unit of a grid (``units/<key>/summary.json``):
-    its schema version, wall time and versions. A package's ``UNIT`` type derives from it."""
+    its schema version, wall time and versions, and ``remeasured`` when
+    :func:`~nclab.experiments.runner.remeasure` measured it again. A package's ``UNIT`` type
+    derives from it."""
 
     schema_version: int = 0
     seconds: float | None = None
     versions: Versions | None = None
+    remeasured: bool | None = None
 
 
 def optional(name: str, tp: Any, fields: str, doc: str) -> type[Record]:
@@ -161,7 +164,8 @@ class Summary(Record):
     ``std`` / ``per_seed``: the aggregation over seeds (the runner's, or a batched experiment's
     own); ``by_seed``: a grid's summary of each seed's units alone (the runner's, of this same
     structure: claims are judged per seed); ``failed`` / ``error`` / ``run_dir``: a run that raised (never written to summary.json:
-    the run directory holds ``error.txt``). Subclasses narrow ``per_seed`` / ``std`` where the
+    the run directory holds ``error.txt``); ``remeasured``: measured again from the finished
+    units by :func:`~nclab.experiments.runner.remeasure`. Subclasses narrow ``per_seed`` / ``std`` where the
     experiment writes its own.
     """
 
@@ -183,6 +187,7 @@ class Summary(Record):
     failed: bool | None = None
     error: str | None = None
     run_dir: str | None = None
+    remeasured: bool | None = None
 
 
 def prediction_record(cls: type, name: str | None = None) -> type[Record]:

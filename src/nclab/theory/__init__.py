@@ -32,6 +32,8 @@ PREDICTIONS: dict[str, str] = {
     "jacot-bounds": "bounds:jacot_bounds",
     "jacot-conditioning": "jacot_conditioning:jacot_conditioning",
     "jacot-ntk": "jacot_ntk:jacot_ntk",
+    "jacot-lr-max": "jacot_ntk:jacot_lr_max",
+    "jacot-flow": "jacot_flow:jacot_flow",
 }
 
 

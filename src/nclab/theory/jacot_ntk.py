@@ -37,6 +37,17 @@ last line uses it squared, as here.
 (True, 0.75, [6.9282, 4.899, 4.0])
 >>> jacot_ntk(K=2, L2=3, r=2.0, N=8, eps1=2.5).reason
 'approximate interpolation fails: eps1 = 2.5 >= s_K(Y) = 2'
+
+**The step cap in nclab's convention** (:func:`lr_max`, ``nclab theory jacot-lr-max``). nclab
+trains the mean of the square loss over the :math:`NK` entries with coupled weight decay ``wd``:
+the paper's objective times :math:`2/(NK)` at :math:`\lambda = NK\,wd/2`. Its Hessian is
+:math:`2/(NK)` times the paper's, so the step GD on nclab's loss can take is :math:`NK/2` times
+the paper's, :math:`\eta_{\max} = NK^3r^2/(L_2(s_K(Y)-\epsilon_1)^2)` (``tests/test_lr_bound.py``
+checks the factor on the Hessians; the ``linear-head`` experiment's step-size sweeps compare
+their steps with it). :func:`lr_max` computes the paper's cap directly, :math:`2r^2K^2/(L_2
+(s_K(Y)-\epsilon_1)^2)`; :class:`JacotNTK`'s ``lr_max`` is the same cap as :math:`2/` (20)'s
+bound (equal up to rounding; each keeps its own arithmetic, so that recorded numbers stay as
+they were).
 """
 
 from __future__ import annotations
@@ -44,10 +55,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from ..errors import TheoryError
 from .base import Prediction
 from .params import check_int, check_number, require
 
-__all__ = ["JacotNTK", "jacot_ntk", "ntk_sum_bound"]
+__all__ = ["JacotLrMax", "JacotNTK", "jacot_lr_max", "jacot_ntk", "lr_max", "ntk_sum_bound"]
 
 
 def ntk_sum_bound(kappas: list[float], K: int, r: float, s_k_y: float, eps1: float) -> float:
@@ -122,3 +134,68 @@ def jacot_ntk(
     if ntk_op is not None:
         kappas = tuple(math.sqrt(ntk_op) * K * r / (math.sqrt(M) * gap) for M in range(1, L2 + 1))
     return JacotNTK(True, "", s_k_y, lower, 2.0 / lower, kappas)
+
+
+def lr_max(N: int, K: int, L2: int, r: float, eps1: float, s_k_y: float) -> tuple[float, float]:
+    r"""Proposition 5.3's cap on the GD step at an :math:`\epsilon_1`-interpolating point with
+    :math:`r`-bounded linear layers: (the paper's :math:`2r^2K^2/(L_2(s_K(Y)-\epsilon_1)^2)`,
+    nclab's mean loss's :math:`NK/2` times it; see the module docstring), for
+    :math:`\epsilon_1 < s_K(Y)` (else :class:`~nclab.errors.TheoryError`).
+
+    >>> lr_max(N=8, K=2, L2=3, r=2.0, eps1=0.0, s_k_y=2.0)  # 2*4*4/(3*4) = 8/3; x 8
+    (2.6666666666666665, 21.333333333333332)
+    """
+    if not eps1 < s_k_y:
+        raise TheoryError(f"the bound needs eps1 < s_K(Y), got {eps1} >= {s_k_y}")
+    paper = 2.0 * r * r * K * K / (L2 * (s_k_y - eps1) ** 2)
+    return paper, N * K / 2.0 * paper
+
+
+@dataclasses.dataclass(frozen=True)
+class JacotLrMax(Prediction):
+    r"""Proposition 5.3's step cap: ``lr_max`` for the paper's loss
+    :math:`\frac12\|Z_L-Y\|_F^2`, ``lr_max_mean`` for nclab's mean square loss over the
+    :math:`NK` entries (:math:`NK/2` times it; needs N)."""
+
+    applies: bool
+    reason: str
+    s_k_y: float
+    lr_max: float | None = None
+    lr_max_mean: float | None = None
+
+
+def jacot_lr_max(
+    K: int, L2: int, r: float, eps1: float, N: int | None = None, s_k_y: float | None = None
+) -> JacotLrMax:
+    r"""Jacot et al. (ICLR 2025), Proposition 5.3 (§5.2): the largest GD step stable at an
+    :math:`\epsilon_1`-interpolating point whose linear layers have :math:`\|W_\ell\|_{op} \le r`,
+    on the paper's loss and on nclab's mean loss.
+
+    Args:
+        K: classes. L2: linear layers (>= 1). r: bound on the linear layers' :math:`\|W_\ell\|_{op}`.
+        eps1: :math:`\|Z_L - Y\|_F`. N: training samples (nclab's cap, and :math:`s_K(Y) =
+            \sqrt{N/K}` for balanced classes). s_k_y: :math:`s_K(Y) = \sqrt{\min_c n_c}`.
+
+    ``applies`` is False when :math:`\epsilon_1 \ge s_K(Y)` (no cap: the proposition's
+    hypothesis fails).
+
+    >>> p = jacot_lr_max(K=10, L2=3, r=1.0, eps1=2.0, N=500)
+    >>> f"{p.lr_max:.6g}", f"{p.lr_max_mean:.6g}"  # 200 / (3 (sqrt(50) - 2)^2); x 2500
+    ('2.59245', '6481.12')
+    """
+    check_int("K", K, 2)
+    check_int("L2", L2, 1)
+    check_number("r", r, lo=0.0, lo_open=True)
+    check_number("eps1", eps1, lo=0.0)
+    if N is not None:
+        check_int("N", N, K, min_label=f"K = {K}")
+    if s_k_y is None:
+        require(N is not None, "give N (balanced classes: s_K(Y) = sqrt(N/K)) or s_k_y")
+        require(N % K == 0, f"N = {N} is not a multiple of K = {K}: pass s_k_y")
+        s_k_y = math.sqrt(N / K)
+    check_number("s_k_y", s_k_y, lo=0.0, lo_open=True)
+    if eps1 >= s_k_y:
+        why = f"approximate interpolation fails: eps1 = {eps1:.4g} >= s_K(Y) = {s_k_y:.4g}"
+        return JacotLrMax(False, why, s_k_y)
+    paper, mean = lr_max(N or 0, K, L2, r, eps1, s_k_y)
+    return JacotLrMax(True, "", s_k_y, paper, mean if N is not None else None)

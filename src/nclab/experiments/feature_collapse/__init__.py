@@ -14,7 +14,7 @@ keeping its trained state in ``final_state.pt``.
   their checks;
 * :mod:`.presets`: the paper's figures as presets, and the values the paper reports (``PAPER``);
 * :mod:`.train`: the SGD and L-BFGS ``Trainer``, ``train`` (one unit) and ``remeasure`` (a
-  finished run's summaries again from its trained states);
+  finished unit's summary again from its trained state: ``runner.remeasure(RUN_DIR)``);
 * :mod:`.measure`: accuracies, objective, norms and collapse measures of a trained network, the
   PCA panels' vectors and singular values;
 * :mod:`.summary`: the theorem that applies (``theory_for``) and a unit's summary;
@@ -34,6 +34,7 @@ EXPERIMENT = Experiment(
     PRESETS,
     "fig3-quick",
     check,
+    remeasure="train:remeasure",
     paper=PAPER_SETTINGS,
     # the paper's networks fit their training sets (100 % in every figure); its collapse
     # statements are about trained networks

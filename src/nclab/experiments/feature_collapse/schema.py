@@ -168,7 +168,6 @@ class FeatureCollapseSummary(Summary):
     word_nc1_vs_untrained: Num = None
     pca_singular_values: PcaSingularValues | None = None
     u_vs_sampled_freq: USampledFreq | None = None
-    remeasured: bool | None = None  # written by :func:`.train.remeasure`
 
 
 SUMMARY = FeatureCollapseSummary

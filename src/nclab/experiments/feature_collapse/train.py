@@ -18,15 +18,14 @@ copy of the network, the same code on either device.
 The checkpoint is a :class:`~nclab.train.TrainState` of the network, the L-BFGS optimiser, the
 batch generator and the :class:`Progress` counters (every ``checkpoint_every`` epochs; ``nclab run
 --resume DIR`` continues to the same numbers). A unit keeps its trained state in
-``final_state.pt``: the figures are drawn from it, and :func:`remeasure` recomputes the summaries
-of a finished run from it.
+``final_state.pt``: the figures are drawn from it, and :func:`remeasure` (the experiment's hook,
+called by :func:`nclab.experiments.runner.remeasure`) recomputes a finished unit's summary from it.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -37,11 +36,9 @@ from ...errors import ConfigError
 from ...models.wordnet import WordNet, collapse_views, full_batch_objective, sgd_step
 from ...rng import generator
 from ...runs import RunDir
-from ...threads import run_threads
 from ...train import TrainState, fit_trainer
 from ..common.devices import resolve_device
-from ..protocol import Unit
-from ..runner import finished_units, load_run, redraw
+from ..protocol import Unit, UnitResult
 from .config import FCConfig, weight_decays
 from .measure import measure as measure_network
 from .measure import pca_singular_values, u_vs_sampled_frequency
@@ -258,39 +255,13 @@ def _final_state(unit_dir: RunDir) -> dict[str, Any]:
     return _from_legacy(saved)
 
 
-def remeasure(path: str | Path, figures: bool = True) -> dict[str, Any]:
-    """Recompute the summaries (and figures) of the finished run at ``path`` from its units'
-    ``final_state.pt``; returns the run's summary, marked ``remeasured``.
-
-    For when the measures change after a long run: each unit's data are regenerated from its
-    seed, its trained weights loaded and its summary rewritten (its ``seconds`` kept); the run's
-    summary is reduced from them again.
-    """
-    exp, cfg, _ = load_run(path)
-    run = RunDir(path, create=False)
-    old = run.read_summary()
-    results = finished_units(exp, cfg, run)
-    with run_threads(cfg.threads):
-        for r in results:
-            tr, untrained = load_trained(cfg, r.unit.seed, r.run)
-            r.summary = summarize_trainer(cfg, tr, untrained, r.run.read_metrics())
-            if r.unit.key:  # a unit of several: its own summary.json
-                r.summary = r.run.write_summary(_kept(r.run.read_summary(), r.summary))
-        summary = dict(exp.summarize(cfg, results))
-    summary.pop("seconds", None)  # the units' mean: the run's is kept, as the runner writes it
-    summary = _kept(old, summary)
-    out = run.write_summary(summary)
-    if figures:
-        out["figures"] = redraw(path)
-    return out
-
-
-def _kept(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """``new`` with what re-measuring cannot recompute kept from ``old``, marked ``remeasured``."""
-    for key in ("seconds", "versions", "seed", "experiment", "preset", "figures"):
-        if key in old and key not in new:
-            new[key] = old[key]
-    return new | {"remeasured": True}
+def remeasure(cfg: FCConfig, unit: UnitResult) -> dict[str, Any]:
+    """The summary of the finished ``unit`` measured again from its ``final_state.pt`` (the
+    experiment's ``remeasure`` hook; :func:`nclab.experiments.runner.remeasure` calls it for every
+    unit of a run and writes the summaries): its data regenerated from its seed, its trained
+    weights loaded, its log kept."""
+    tr, untrained = load_trained(cfg, unit.unit.seed, unit.run)
+    return summarize_trainer(cfg, tr, untrained, unit.run.read_metrics())
 
 
 def _from_legacy(saved: dict[str, Any]) -> dict[str, Any]:

@@ -5,13 +5,11 @@ the NTK satisfies the lower bound in (20), which implies that the learning rate 
 than :math:`\frac{2r^2K^2}{L_2(s_K(Y)-\epsilon_1)^2}`" (GD is stable only while the top Hessian
 eigenvalue, :math:`\|\Theta\|_{op}` at interpolation by (19), stays below :math:`2/\eta`).
 
-Conventions. The paper's loss is :math:`\frac12\|Z_L - Y\|_F^2 + \frac\lambda2\|\theta\|^2`; nclab
-trains the mean over the :math:`NK` entries with coupled weight decay ``wd``, which is the paper's
-objective times :math:`2/(NK)` at :math:`\lambda = NK\,wd/2`. Its Hessian is :math:`2/(NK)` times
-the paper's, so the step that GD on nclab's loss can take is :math:`NK/2` times the paper's:
+Conventions. nclab trains the mean of the square loss over the :math:`NK` entries, so the step
+it can take is :math:`NK/2` times the paper's (:func:`nclab.theory.jacot_ntk.lr_max`, whose module
+docstring derives it; ``nclab theory jacot-lr-max``):
 
-.. math:: \eta_{\max} = \frac{NK}{2}\cdot\frac{2r^2K^2}{L_2(s_K(Y)-\epsilon_1)^2}
-          = \frac{NK^3r^2}{L_2(s_K(Y)-\epsilon_1)^2}
+.. math:: \eta_{\max} = \frac{NK^3r^2}{L_2(s_K(Y)-\epsilon_1)^2}
 
 (:math:`r`, :math:`\epsilon_1 = \|Z_L - Y\|_F` and :math:`s_K(Y) = \sqrt{\min_c n_c}` do not
 depend on the scaling; ``tests/test_lr_bound.py`` checks the factor on the Hessians). :math:`r` is
@@ -43,6 +41,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...theory.jacot_ntk import lr_max
+
 #: the keys of a sweep's ``lr_bound`` record (None where no network gives them)
 SWEEP_KEYS = (
     "n_networks",
@@ -63,19 +63,6 @@ SWEEP_KEYS = (
     "n_above_bound_not_interpolating",
     "n_above_bound_stable_interpolating",
 )
-
-
-def lr_max(N: int, K: int, L2: int, r: float, eps1: float, s_k_y: float) -> tuple[float, float]:
-    r"""(the paper's bound :math:`2r^2K^2/(L_2(s_K(Y)-\epsilon_1)^2)`, nclab's :math:`NK/2` times
-    it) for :math:`\epsilon_1 < s_K(Y)`.
-
-    >>> lr_max(N=8, K=2, L2=3, r=2.0, eps1=0.0, s_k_y=2.0)  # 2*4*4/(3*4) = 8/3; x 8
-    (2.6666666666666665, 21.333333333333332)
-    """
-    if not eps1 < s_k_y:
-        raise ValueError(f"the bound needs eps1 < s_K(Y), got {eps1} >= {s_k_y}")
-    paper = 2.0 * r * r * K * K / (L2 * (s_k_y - eps1) ** 2)
-    return paper, N * K / 2.0 * paper
 
 
 def unit_record(summary: Mapping[str, Any], N: int, K: int) -> dict[str, Any]:

@@ -5,8 +5,9 @@ flow of the λ-regularised square loss, run to the time (10) gives, and NC1 ther
 and a network of Assumption 4.1 (n1 >= N, pyramidal after), L1 = 2 layers of the smooth activation
 (7) (closed form, :mod:`.activation`) and L2 >= 2 linear ones, initialised to meet Assumption 4.3
 (9) (a small second layer, the others large), all in float64. It computes (8)-(10) at θ0
-(:mod:`.theory`): λ at (10)'s bound for each ε1 of ``sweep.eps1`` (ε2 = ``eps2_per_eps1_sq``
-ε1²), (10)'s step η and step count k (astronomical: η ~ 1e-38, k ~ 1e45 at the quick size), and their product's
+(:mod:`nclab.theory.jacot_flow`, also ``nclab theory jacot-flow``): λ at (10)'s bound for each ε1
+of ``sweep.eps1`` (ε2 = ``eps2_per_eps1_sq`` ε1²), (10)'s step η and step count k (astronomical:
+η ~ 1e-38, k ~ 1e45 at the quick size), and their product's
 limit t* as η → 0, the time of the gradient flow that GD at (10)'s step follows. The flow to t* is
 stiff (GD at a stable step would need ~1e13 steps), so a stiff solver integrates it
 (:mod:`.train`), checked by a tighter solve and against GD at η and η/2 over a short time. At t*
@@ -18,8 +19,7 @@ One unit per seed (the seed draws the data and θ0).
 * :mod:`.config`: the settings and their checks (Assumptions 4.1-4.2, the range of ε1);
 * :mod:`.presets`: the claim's presets;
 * :mod:`.activation`: (7) in closed form;
-* :mod:`.theory`: (8)-(12) on a network;
-* :mod:`.train`: the network, θ0, the flow, a unit's summary.
+* :mod:`.train`: the network, θ0, its constants (8)-(9), the flow, a unit's summary.
 """
 
 from __future__ import annotations

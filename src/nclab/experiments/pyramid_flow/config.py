@@ -20,6 +20,7 @@ from pydantic import Field
 
 from ...config import Config
 from ...errors import ConfigError
+from ...theory.jacot_flow import eps1_failure
 from ..common.config import ExperimentConfig
 
 
@@ -117,17 +118,11 @@ def check(cfg: PyramidFlowConfig) -> None:
         raise ConfigError(f"sweep.eps1 needs at least two values (NC1 against eps1), got {s.eps1}")
     if any(b >= a for a, b in zip(s.eps1, s.eps1[1:], strict=False)):
         raise ConfigError(f"sweep.eps1 must decrease strictly, got {s.eps1}")
-    top = 0.5 * math.sqrt((K - 1) * N / K)
-    # (11) is Theorem 3.1's (2) at sqrt(2) eps1: its denominator must stay positive
-    den_max = math.sqrt((K - 1) / K) * math.sqrt(N) / (2 * math.sqrt(2))
     for e in s.eps1:
         _positive("sweep.eps1 values", e)
-        if e > top or e >= den_max or math.sqrt(2) * e >= math.sqrt(N / K):
-            raise ConfigError(
-                f"sweep.eps1 = {e}: Theorem 4.4 needs eps1 <= sqrt((K-1)N/K)/2 = {top:.4g} and "
-                f"bound (11) sqrt(2) eps1 below s_K(Y) = {math.sqrt(N / K):.4g} and "
-                f"sqrt((K-1)/K) sqrt(N) / 2 = {2 * den_max / math.sqrt(2):.4g}"
-            )
+        why = eps1_failure(e, K, N)  # the theorem's range, and Theorem 3.1's for bound (11)
+        if why is not None:
+            raise ConfigError(f"sweep.eps1 = {e}: {why}")
     _positive("sweep.eps2_per_eps1_sq", s.eps2_per_eps1_sq)
     if not 0 < s.lam_factor <= 1:
         raise ConfigError(f"sweep.lam_factor must be in (0, 1] ((10)'s bound), got {s.lam_factor}")

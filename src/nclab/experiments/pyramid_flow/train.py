@@ -25,11 +25,11 @@ from ... import ClassStats, collapse_metrics
 from ...errors import ConfigError
 from ...rng import generator
 from ...runs import RunDir
+from ...theory.jacot_flow import Conditions, InitConstants, conditions
 from ..protocol import Unit
 from .activation import smooth_relu
 from .config import PyramidFlowConfig
 from .network import Network
-from .theory import Conditions, InitConstants, conditions
 
 DT = torch.float64
 

@@ -86,9 +86,9 @@ class ResnetUfmSummary(Summary):
     ufm: Ufm | None = None  # absent without a UFM run
 
 
-class UfmRun(Summary):
-    """The extended UFM's own run directory (``<run>/ufm/summary.json``): marks it finished, so
-    that a resumed run trains the network only."""
+class UfmRun(Record):
+    """What marks the extended UFM of a unit trained (``<unit>/ufm/finished.json``, not a run
+    summary), so that a resumed run trains the network only."""
 
     model: str
     steps: int

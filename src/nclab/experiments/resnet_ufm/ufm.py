@@ -1,8 +1,9 @@
 """The extended UFM beside the network: W2 σ(W1 H1) (+ b) at the network's K, with its loss and its
 bias, trained by plain gradient descent (:class:`nclab.models.ufm.BatchedUFM`, one problem, seeded
 with the unit's seed) through :func:`nclab.train.fit` in the sub-directory ``ufm/`` of the unit
-(its own ``metrics.jsonl``, checkpoint and ``summary.json`` when finished, so an interrupted run
-resumes it too).
+(its own ``metrics.jsonl``, checkpoint and, when finished, ``finished.json``: what it trained,
+checked against :class:`.schema.UfmRun`, so that an interrupted run resumes the network only). It
+is not a run: the unit's ``summary.json``, which the runner writes, holds its results.
 
 Each record: ``{"step", "objective", "first": {...}, "second": {...}}`` (:func:`.measure.ufm_levels`).
 """
@@ -14,10 +15,14 @@ from typing import Any
 import torch
 
 from ...models.ufm import BatchedUFM, UFMSpec
-from ...runs import RunDir
+from ...runs import RunDir, dumps
 from ...train import TrainState, fit
 from .config import ResNetUFMConfig
 from .measure import ufm_levels
+from .schema import UfmRun
+
+#: the file that marks the extended UFM's training finished (in ``ufm/`` of the unit)
+FINISHED = "finished.json"
 
 
 def ufm_setting(cfg: ResNetUFMConfig) -> tuple[str, str]:
@@ -61,7 +66,7 @@ def run_ufm(cfg: ResNetUFMConfig, K: int, seed: int, run_dir: RunDir) -> list[di
     """Train the extended UFM of seed ``seed`` in ``run_dir/ufm`` (or read its finished log); its
     records."""
     sub = RunDir(run_dir.path / "ufm")
-    if sub.finished:
+    if (sub.path / FINISHED).is_file() or sub.finished:  # or the summary.json of older runs
         return sub.read_metrics()
     model = build_ufm(cfg, K, seed)
     history = fit(
@@ -75,6 +80,7 @@ def run_ufm(cfg: ResNetUFMConfig, K: int, seed: int, run_dir: RunDir) -> list[di
         checkpoint_every=cfg.ufm.checkpoint_every,
         description=f"resnet-ufm: {describe_ufm(cfg, K)}",
     )
-    sub.write_summary({"model": describe_ufm(cfg, K), "steps": cfg.ufm.steps})
+    done = UfmRun(model=describe_ufm(cfg, K), steps=cfg.ufm.steps)
+    (sub.path / FINISHED).write_text(dumps(done.model_dump(), indent=2) + "\n")
     sub.remove_checkpoint()
     return history
