@@ -374,14 +374,19 @@ def test_a_step_based_run_says_of_how_many_steps(tmp_path):
     assert _last_logged(tmp_path, 10) == ""
 
 
-def test_a_record_without_what_a_check_reads_judges_nothing(tmp_path, monkeypatch):
-    """A record made before its experiment's summary held a key a check reads is not judged
-    (never a failing check from a missing key): the scale says to re-run it."""
+def test_a_record_without_what_a_check_reads_judges_nothing_of_it(tmp_path, monkeypatch):
+    """A record made before its experiment's summary held a key a check reads never fails that
+    check from the missing key: the check is untestable there (the others are judged, so the
+    scale is inconclusive and says to re-run it); with no statement check readable at all, the
+    scale is not run."""
+    from dataclasses import replace
+
     from nclab.reproduce import Check, Claim, RunSpec, registry, runner
 
     done = _tiny_run(tmp_path, monkeypatch)
     led = tmp_path / "ledger"
     Ledger(led).add(done)
+    lacking = Check("a key this record lacks", "derived.new_key", ">=", 0.0, depends_on=())
     claim = Claim(
         id="demo/learns",
         paper="nclab",
@@ -389,14 +394,21 @@ def test_a_record_without_what_a_check_reads_judges_nothing(tmp_path, monkeypatc
         claim="x",
         runs={"main": RunSpec("demo", "tiny", "tiny-full", seeds=2)},
         measured={},
-        checks=[
-            Check("test accuracy above 10 %", "test_acc", ">=", 0.1),
-            Check("a key this record lacks", "derived.new_key", ">=", 0.0),
-        ],
+        checks=[Check("test accuracy above 10 %", "test_acc", ">=", 0.1, depends_on=()), lacking],
         check_paths=False,
     )
     monkeypatch.setattr(registry, "all_claims", lambda: [claim])
     (res,) = runner.from_ledger([], out=tmp_path / "j", ledger=led)
+    quick = res.scales["quick"]
+    assert quick["outcome"] == "inconclusive" and "derived.new_key (re-run it" in quick["reason"]
+    (stale,) = [c for c in quick["checks"] if c["name"] == lacking.name]
+    assert (
+        stale["status"] == "untestable" and stale["blocked"]["why"] == "the record predates a check"
+    )
+    assert quick["diagnosis"]["kind"] == "the recorded run predates the check"
+    only = replace(claim, checks=[lacking])
+    monkeypatch.setattr(registry, "all_claims", lambda: [only])
+    (res,) = runner.from_ledger([], out=tmp_path / "k", ledger=led)
     quick = res.scales["quick"]
     assert quick["outcome"] == "not run" and "predates derived.new_key" in quick["reason"]
     assert quick["reasons"][0]["why"] == "the record predates a check"
