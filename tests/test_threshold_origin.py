@@ -20,6 +20,27 @@ def test_every_claim_says_whose_threshold():
     assert missing == []
 
 
+def test_every_threshold_of_ours_states_its_principle():
+    """Every threshold we chose says which principle gives its value (numerical precision, a
+    tolerance derived from the theory, the paper's printed precision, a clear change on a log
+    plot, a level for words the paper gives without a number, the run's design), and the
+    reports print it beside the reason."""
+    from nclab.reproduce.checks import Ours, Principle, ours
+
+    missing = [
+        f"{c.id}:{k.name}"
+        for c in select([])
+        for k in c.checks
+        if k.ours and not isinstance(k.ours, Ours)
+    ]
+    assert missing == []
+    used = {k.ours.principle for c in select([]) for k in c.checks if k.ours}
+    assert used == set(Principle)  # every principle stands behind some threshold
+    chk = at_most("x", 0.1, ours=ours(Principle.NUMERICAL, "float64 slack"))
+    out = chk.evaluate({"main": {"x": 0.5}})
+    assert threshold_origin(out) == "threshold ours (numerical precision): float64 slack"
+
+
 def test_ours_and_source_exclude_each_other():
     with pytest.raises(ConfigError, match="not both"):
         Check("x <= 1", path="x", value=1.0, ours="a reason", source="Fig. 1")

@@ -210,6 +210,7 @@ class CheckResult:
     op: str | None = None
     detail: str = ""
     ours: str = ""
+    principle: str = ""  # the principle of a threshold of ours
     source: str = ""
     statement: str = ""
     reading: str = ""

@@ -379,7 +379,8 @@ def threshold_origin(c: Mapping[str, Any]) -> str:
     """Where a check's threshold comes from, as its outcome carries it: ``"threshold ours:
     <reason>"`` for a value we chose, ``"threshold: the paper's (<where>)"``, else ``""``."""
     if c.get("ours"):
-        return f"threshold ours: {c['ours']}"
+        why = f" ({c['principle']})" if c.get("principle") else ""
+        return f"threshold ours{why}: {c['ours']}"
     if c.get("source"):
         return f"threshold: the paper's ({c['source']})"
     return ""

@@ -36,6 +36,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 from ..errors import ConfigError
@@ -61,6 +62,48 @@ def slug(text: str, limit: int = 48) -> str:
     return words[:limit].rsplit("-", 1)[0]
 
 
+class Principle(StrEnum):
+    """Why a threshold of ours has its value: every ``ours=`` threshold states one."""
+
+    NUMERICAL = "numerical precision"
+    THEORY = "derived from the theory or the optimiser's tolerance"
+    PRINTED = "the precision of the paper's printed numbers"
+    LOG_PLOT = "a clear change on the paper's log-scale figure"
+    WORDS = "a level for words the paper gives without a number"
+    DESIGN = "the run's design (what a sweep must reach to test anything)"
+
+
+class Ours(str):
+    """A threshold's reason (``ours=``) with its :class:`Principle`: a ``str`` for everything
+    that prints it, its principle for the reports and the tests.
+
+    >>> t = ours(Principle.NUMERICAL, "1e-6 is float64 slack")
+    >>> t, t.principle.value
+    ('1e-6 is float64 slack', 'numerical precision')
+    """
+
+    principle: Principle
+
+    def __new__(cls, principle: Principle, text: str) -> Ours:
+        obj = super().__new__(cls, text)
+        obj.principle = Principle(principle)
+        return obj
+
+    def __reduce__(self):
+        return (Ours, (self.principle, str(self)))
+
+
+def ours(principle: Principle, text: str) -> Ours:
+    """The reason of a threshold we chose, with the principle it follows."""
+    return Ours(principle, text)
+
+
+def principle_of(chk: Any) -> Principle | None:
+    """The principle of a check's own threshold (None where the threshold is the paper's or it
+    has none)."""
+    return getattr(chk.ours, "principle", None)
+
+
 def outcome(chk: Any, passed: bool, value: Any, threshold: Any, detail: str) -> dict[str, Any]:
     """One check's result, as verdicts, reports and ``--json`` carry it.
 
@@ -79,6 +122,7 @@ def outcome(chk: Any, passed: bool, value: Any, threshold: Any, detail: str) -> 
         "detail": detail,
         "kind": chk.kind,
         "ours": chk.ours,
+        "principle": getattr(chk.ours, "principle", None),
         "source": chk.source,
         "statement": chk.statement,
         "reading": chk.reading,
@@ -364,9 +408,10 @@ def interpolates(path: str = "train_acc") -> Check:
 
 
 #: why 0.99 stands for "fits the training set" (no paper states a train accuracy)
-INTERPOLATES = (
+INTERPOLATES = ours(
+    Principle.WORDS,
     "the papers say the network fits (interpolates) its training set without a number; 99 % "
-    "leaves room for a few hard samples of the smaller quick data"
+    "leaves room for a few hard samples of the smaller quick data",
 )
 
 

@@ -226,6 +226,7 @@ def _result(
         op=mean["op"],
         detail=mean["detail"],
         ours=chk.ours,
+        principle=getattr(chk.ours, "principle", "") or "",
         source=chk.source,
         statement=chk.statement,
         reading=chk.reading,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..checks import Check, Equals, Ratio, interpolates, sanity
+from ..checks import Check, Equals, Principle, Ratio, interpolates, ours, sanity
 from ..registry import Claim, RunSpec, Variant
 
 PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
@@ -23,37 +23,42 @@ PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
 #: §6 on Fig. 1: "The balancedness of non-linear layers instead plateaus at a significantly larger
 #: value" (than the linear layers'): read literally, every non-linear layer's balancedness ends
 #: above every linear layer's (the largest linear below the smallest non-linear), per seed
-SIGNIFICANTLY = (
+SIGNIFICANTLY = ours(
+    Principle.LOG_PLOT,
     "the paper's 'significantly larger' has no number; we read it as at least 2x (a factor, "
-    "since the metric is a relative norm that spans decades over training)"
+    "since the metric is a relative norm that spans decades over training)",
 )
 
 #: why the factors of Fig. 1's checks are ours
-FIGURE = (
+FIGURE = ours(
+    Principle.LOG_PLOT,
     "§6 and Fig. 1 give directions (falls, decreases, approaches), no numbers; the factor is our "
-    "reading of a clear change on a log-scale plot"
+    "reading of a clear change on a log-scale plot",
 )
 
 #: the paper presents no run of Section 4's phases: the network and its length are ours
 _NO_RUN = "Theorem 4.4 and Prop. 4.5 are proved, not run, in the paper"
 
 #: why the depth figures' factors are ours
-DEPTH_FIGURE = (
+DEPTH_FIGURE = ours(
+    Principle.LOG_PLOT,
     "§6's Figs. 2-3 show the trends with depth on log-scale plots, no numbers; the factor is our "
-    "reading of a clear change across the depths the quick presets sweep"
+    "reading of a clear change across the depths the quick presets sweep",
 )
 #: why a 5 % allowance on "does not get worse" between neighbouring depths
-NOT_WORSE = (
+NOT_WORSE = ours(
+    Principle.WORDS,
     "the paper shows the trend without a number; 5 % is our allowance for seed noise between "
-    "two neighbouring depths whose values Fig. 2 shows close"
+    "two neighbouring depths whose values Fig. 2 shows close",
 )
 #: the premise of §6's depth sweeps (Figs. 2 and 3), every network fits its training set, is the
 #: linear-head experiment's validity: a seed where one does not is reported invalid, not judged
 
 #: why the phases of Theorem 4.4 are judged by these fractions
-PHASES = (
+PHASES = ours(
+    Principle.WORDS,
     "Thm 4.4 and Prop. 4.5 order the phases (loss first, balancedness after) without times or "
-    "levels; the fraction, factor or fall is our reading of 'first', 'after' and 'balanced'"
+    "levels; the fraction, factor or fall is our reading of 'first', 'after' and 'balanced'",
 )
 
 

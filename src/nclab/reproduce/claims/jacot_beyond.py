@@ -10,35 +10,38 @@ Length: six claims, each with its checks and the reasons for their thresholds.
 from __future__ import annotations
 
 from ...verdicts import Diagnosis, DiagnosisKind
-from ..checks import INTERPOLATES, Check, Ratio, beyond, sanity
+from ..checks import INTERPOLATES, Check, Principle, Ratio, beyond, ours, sanity
 from ..registry import Claim, RunSpec
 from .jacot import PAPER
 
 #: why the edge-of-stability checks allow 30 %
-EOS_WHY = (
+EOS_WHY = ours(
+    Principle.WORDS,
     "Cohen et al. (2021) and §5.2 say the sharpness hovers at about 2 / eta, no tolerance; 30 % "
-    "is our reading of 'about', wide enough for the oscillation around it"
+    "is our reading of 'about', wide enough for the oscillation around it",
 )
 
 #: the step sweeps diverge or stop fitting above the bound by design: every network is evidence
 _STEPS_SWEEP = ()
 #: why a decade stands for the paper's "significantly" (jacot/lr-upper-bound)
-LR_SIGNIFICANT = (
+LR_SIGNIFICANT = ours(
+    Principle.LOG_PLOT,
     "'one cannot take any significantly larger learning rate' is informative only if the bound "
     "is near the steps GD can take; 'significantly' read as a factor 10 (one decade) between "
-    "the bound and the largest step that still eps1-interpolates stably"
+    "the bound and the largest step that still eps1-interpolates stably",
 )
 
 #: the depths and the step grid (eta_0, divided by L2) of jacot/lr-scales-with-depth
 LR_DEPTHS = (1, 2, 4)
 LR_DEPTH_ETA0 = [1.5 * 2**i for i in range(9)]  # 1.5 ... 384
 #: why the largest stable step must fall at least like L2^-1/2
-LR_DEPTH_WHY = (
+LR_DEPTH_WHY = ours(
+    Principle.LOG_PLOT,
     "'cannot take any significantly larger learning rate' than eta_0 / L2 bounds the largest "
     "stable step by a constant over L2 (exponent -1; a faster fall is allowed); the steps form "
     "a factor-2 grid, so over a factor 4 of depth an exponent -1 reads as a ratio between 1/8 "
     "and 1/2: at most 1/2 (exponent -1/2) is our margin, and a step that ignores depth (ratio "
-    "1) is significantly larger"
+    "1) is significantly larger",
 )
 
 #: the paper proves these bounds and runs no network on them: the networks that test them are ours
@@ -203,7 +206,10 @@ CLAIMS = [
                 1.0,
                 rtol=0.05,
                 name="hessian-is-ntk",
-                ours="(19) equates the top Hessian eigenvalue with ||Theta||_op up to a residual term that is small near interpolation; 5 % is our tolerance for that term",
+                ours=ours(
+                    Principle.THEORY,
+                    "(19) equates the top Hessian eigenvalue with ||Theta||_op up to a residual term that is small near interpolation; 5 % is our tolerance for that term",
+                ),
             ),
         ],
         quick_seconds=10.0,
@@ -348,7 +354,10 @@ CLAIMS = [
                     ">=",
                     1.0,
                     name="sweep-reaches-above-bound",
-                    ours="a sweep with no step above the bounds tests nothing above them",
+                    ours=ours(
+                        Principle.DESIGN,
+                        "a sweep with no step above the bounds tests nothing above them",
+                    ),
                 )
             ),
             Check(

@@ -9,7 +9,7 @@ untested: after Theorem 4.4, the time of GD to reach the bound, of order
 
 from __future__ import annotations
 
-from ..checks import Check, Ratio, at_most, interpolates, sanity
+from ..checks import Check, Principle, Ratio, at_most, interpolates, ours, sanity
 from ..registry import Claim, RunSpec
 from .jacot import PAPER
 
@@ -17,21 +17,23 @@ from .jacot import PAPER
 EXPONENT = -1.0
 #: the window around it (ours)
 EXPONENT_TOL = 0.25
-EXPONENT_WHY = (
+EXPONENT_WHY = ours(
+    Principle.THEORY,
     "the exponent -1 is the paper's (§4 after Thm 4.4: eta k of order log(1/lambda) + "
     "log(1/eps2)/lambda, the 1/lambda term dominating for small lambda), which writes 'of "
     "order', no constant; within 0.25 of -1 is our tolerance: half the way "
     "to the nearest other simple power laws (lambda^(-1/2), lambda^(-3/2)), so that a time of "
-    "order 1/lambda passes and one of a different power does not"
+    "order 1/lambda passes and one of a different power does not",
 )
 #: lambda x (time per unit of log(1/eps2)): (10)'s second term gives 1 (a factor 1 - eta lambda
 #: per step), the exact recursion of D_l (balance_rate.py) 1/2 ((1 - eta lambda)^2 per step);
 #: "of order" read as within 2x of that range (ours)
 ORDER_LO, ORDER_HI = 0.25, 2.0
-ORDER_WHY = (
+ORDER_WHY = ours(
+    Principle.THEORY,
     "(10)'s second term, log(lambda eps2 / 4 eps1^2) / log(1 - eta lambda), gives lambda x the "
     "time per unit of log(1/eps2) = 1, the exact recursion of D_l (factor (1 - eta lambda)^2 per "
-    "step) 1/2; 'of order' is our reading as within a factor 2 of [1/2, 1]: [0.25, 2]"
+    "step) 1/2; 'of order' is our reading as within a factor 2 of [1/2, 1]: [0.25, 2]",
 )
 
 #: the time's quantities: the exponents over the sweep and the product at each weight decay
@@ -149,16 +151,18 @@ CLAIMS = [
 
 
 #: NC1 at t*, over the sweep of eps1 (largest first), and the theorem's conditions at t*
-NC1_FALLS = (
+NC1_FALLS = ours(
+    Principle.WORDS,
     "the paper's 'the NC1 metric tends to 0 as eps1, eps2 -> 0' (§4 after Thm 4.4) read as: each "
     "smaller (eps1, eps2) of the sweep gives a smaller NC1 at its time t* (ratio < 1: a "
-    "direction, no tolerance)"
+    "direction, no tolerance)",
 )
 VANISHES = 1e-2
-VANISHES_WHY = (
+VANISHES_WHY = ours(
+    Principle.LOG_PLOT,
     "'the within-class variability vanishes' has no number; we read it as NC1 at the smallest "
     "eps1 at least two decades below NC1 at initialisation (a clear fall on a log scale, fixed "
-    "before any run)"
+    "before any run)",
 )
 INTERP_WHY = (
     "(25) in the proof of Thm 4.4: for every k satisfying (10), ||Z_L^k - Y||_F <= sqrt(2) eps1; "
@@ -166,16 +170,18 @@ INTERP_WHY = (
 )
 #: the solver's check: NC1 changes by decades over the sweep; 0.1 % is far below that
 SOLVE_TOL = 1e-3
-SOLVE_WHY = (
+SOLVE_WHY = ours(
+    Principle.NUMERICAL,
     "numerical precision of the stiff solve (ours): the end NC1 may move by at most 0.1 % when "
-    "the tolerances shrink 100x, far below the decades NC1 moves over the sweep"
+    "the tolerances shrink 100x, far below the decades NC1 moves over the sweep",
 )
 #: GD's distance to the flow at first order is proportional to the step: 1/2 when it halves
 GD_HALF = 0.75
-GD_WHY = (
+GD_WHY = ours(
+    Principle.THEORY,
     "GD is the flow's explicit Euler scheme, its error O(eta): halving eta halves it (ratio "
     "1/2); 0.75 (ours) allows the higher-order terms at this step while failing a ratio of 1 "
-    "(GD not converging to this flow)"
+    "(GD not converging to this flow)",
 )
 
 CLAIMS.append(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..checks import Check, Ratio
+from ..checks import Check, Principle, Ratio, ours
 from ..registry import Claim, RunSpec
 from .jacot import CLAIMS as FIGURE_CLAIMS
 from .jacot import PAPER
@@ -28,28 +28,32 @@ NC1_FACTOR = 2.0
 NEGATIVITY_FACTOR = 1.25
 
 #: why NC3's level and factor are ours
-NC3_WHY = (
+NC3_WHY = ours(
+    Principle.WORDS,
     "§6 says the collapse is reached during training, with no level for NC3; a mean cosine "
-    "within 0.1 of 1 and a 2x fall of 1 - NC3 are our reading of 'reached'"
+    "within 0.1 of 1 and a 2x fall of 1 - NC3 are our reading of 'reached'",
 )
 #: why NC1's factor is ours
-NC1_WHY = (
+NC1_WHY = ours(
+    Principle.LOG_PLOT,
     "§6: NC1 'does not have a strong dependence' on the number of layers, no number; within 2x "
-    "either way is our reading of 'not strong'"
+    "either way is our reading of 'not strong'",
 )
 #: why the negativity factor is ours
-NEGATIVITY_WHY = (
+NEGATIVITY_WHY = ours(
+    Principle.LOG_PLOT,
     "Fig. 3 shows the last layer's negativity kept at every depth, no number; at most a 1.25x "
-    "fall from the shallowest to the deepest L1 is our reading of 'kept'"
+    "fall from the shallowest to the deepest L1 is our reading of 'kept'",
 )
 
 #: "plateaus": the log-rate on the plateau at most this fraction of the fall's before it (ours)
 PLATEAU_FLAT = 0.25
 #: why the plateau's flatness is ours
-PLATEAU_WHY = (
+PLATEAU_WHY = ours(
+    Principle.LOG_PLOT,
     "§6 says the balancedness 'plateaus' before the learning-rate drop, no number; a log-rate at "
     "most a quarter of the exponential fall's before it is our reading of flat on Fig. 1's "
-    "log-scale plot"
+    "log-scale plot",
 )
 #: where the windows come from (jacot/fig1-balancedness-plateau's note)
 WINDOWS = (

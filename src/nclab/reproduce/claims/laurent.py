@@ -18,7 +18,7 @@ from typing import Any
 
 from ...experiments.feature_collapse.presets import PAPER as REPORTED
 from ...experiments.feature_collapse.presets import PRESETS
-from ..checks import Check, Equals, Ratio
+from ..checks import Check, Equals, Principle, Ratio, ours
 from ..registry import Claim, RunSpec
 
 PAPER = "Feature Collapse (Laurent, von Brecht & Bresson, ICLR 2024)"
@@ -77,16 +77,18 @@ def _acc(path: str = "test_acc") -> Check:
 
 
 #: why 99 % stands for the paper's 100 %
-ACC_WHY = (
+ACC_WHY = ours(
+    Principle.PRINTED,
     "the paper reports 100 % test accuracy; 99 % leaves room for a few misclassified test "
-    "sentences of one seed (the quick test sets have a few thousand sentences)"
+    "sentences of one seed (the quick test sets have a few thousand sentences)",
 )
 #: why the theorems' norms are held to 5 % (10 % for Theorem 3)
-THEOREM_WHY = (
+THEOREM_WHY = ours(
+    Principle.PRINTED,
     "the paper compares by eye (Fig. 3: the measured word norm, mean ± std over words, against "
     "Theorem 1's prediction, under 1 % apart on the mean); 5 % (10 % for h*, whose SGD iterate "
     "is not the minimiser) is our tolerance "
-    "for SGD's iterate against the minimiser's closed form"
+    "for SGD's iterate against the minimiser's closed form",
 )
 
 
@@ -115,8 +117,11 @@ def _h_star_beats_h(points: int) -> list[Check | Equals]:
             ref="h:test_acc",
             margin=points / 100,
             name="h_star-beats-h",
-            ours=f"the paper's h* is {points}+ points above h (100 % vs 45 % / 66 %); {points} "
-            "points is our margin for 'generalises poorly' on the smaller instances",
+            ours=ours(
+                Principle.PRINTED,
+                f"the paper's h* is {points}+ points above h (100 % vs 45 % / 66 %); {points} "
+                "points is our margin for 'generalises poorly' on the smaller instances",
+            ),
         ),
         # "virtually identical to Figures 3 and 4" (App. A.1): h* collapses (4c), h does not (4b)
         _collapse("h_star", "type-II"),
@@ -132,8 +137,11 @@ _NORM_FOLLOWS_FREQUENCY = Check(
     value=0.8,
     name="norm-frequency-spearman",
     ours=(
-        "Theorem 2 and Fig. 4a show frequent words getting larger embeddings, no correlation; "
-        "Spearman >= 0.8 is our reading of 'the norm increases with frequency' over the words"
+        ours(
+            Principle.WORDS,
+            "Theorem 2 and Fig. 4a show frequent words getting larger embeddings, no correlation; "
+            "Spearman >= 0.8 is our reading of 'the norm increases with frequency' over the words",
+        )
     ),
 )
 
@@ -157,9 +165,10 @@ def below_untrained(
 
 
 #: why the collapse levels are ours
-COLLAPSED = (
+COLLAPSED = ours(
+    Principle.WORDS,
     "the paper shows the collapse in figures (PCA plots) with no number; a level and a factor "
-    "below the untrained network's are our reading of 'collapsed'"
+    "below the untrained network's are our reading of 'collapsed'",
 )
 
 
@@ -175,10 +184,11 @@ def _variability(what: str, key: str, name: str) -> list[Check | Ratio]:
 #: docs/feature-collapse.md ("fig4b accuracy over seeds")
 FIG4B_ACC_TOL = 0.05
 #: why: the paper prints one accuracy per figure, no spread
-FIG4B_ACC_WHY = (
+FIG4B_ACC_WHY = ours(
+    Principle.PRINTED,
     "the paper prints one run's accuracy with no spread; ±5 points covers the seed spread of h "
     "on the small training set (about 0.5 point) and the gap between SGD's iterate and the "
-    "minimiser (the authors' own Fig. 4b run ends at 43.7 % against the printed 45 %)"
+    "minimiser (the authors' own Fig. 4b run ends at 43.7 % against the printed 45 %)",
 )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...verdicts import Diagnosis, DiagnosisKind
-from ..checks import Check
+from ..checks import Check, Principle, ours
 from ..registry import Claim, RunSpec, Variant, paper_overrides
 from .laurent import COLLAPSED, PAPER, below_untrained
 
@@ -26,25 +26,28 @@ UNTRAINED_RATIO = 0.01  # trained / untrained trace ratio, word embeddings
 LEVEL_NC1_MAX = 0.1  # every grammar level
 LEVEL_RATIO = 0.1  # every grammar level: trained / untrained
 #: why the transformers of A.3 are held to 99 % test accuracy
-A3_ACC = (
+A3_ACC = ours(
+    Principle.WORDS,
     "App. A.3 reports no accuracy (it shows the embeddings only); 99 % is our check that the "
-    "transformer learned the task, as the main text's networks reach 100 % on it"
+    "transformer learned the task, as the main text's networks reach 100 % on it",
 )
 #: why the grammar network of A.5 is held to 90 % test accuracy
-A5_ACC = (
+A5_ACC = ours(
+    Principle.WORDS,
     "App. A.5 reports no accuracy, only the levels' collapse; 90 % is our floor for a network "
-    "that has learned the grammar task before its representations are judged"
+    "that has learned the grammar task before its representations are judged",
 )
 
 
 #: the sentence the embedding checks read, "properly collapsed" as Fig. 8 shows it
 COLLAPSED_BY_CONCEPT = "embeddings-collapsed"
 #: why the figure's reading is the 2-D PCA plane
-FIGURE_READING = (
+FIGURE_READING = ours(
+    Principle.WORDS,
     "App. A.3-A.4: 'we display the word embeddings via dimensionality reduction and color coding "
     "... we observe that they are properly collapsed': the figure is a 2-D PCA projection, so "
     "the collapse it shows is the trace ratio in that plane; the level is the one the other "
-    "readings use (ours)"
+    "readings use (ours)",
 )
 
 
@@ -193,10 +196,13 @@ CLAIMS: list[Claim] = [
                 op=">=",
                 value=0.5,
                 name="lm-learns",
-                ours="A.4 states no loss (it shows the embeddings only); the baselines are exact "
-                "for the data model (fc_transformer.measure.lm_entropies), and half of the gain "
-                "the latent concepts allow over word frequencies is our reading of 'trained to "
-                "predict the next token'",
+                ours=ours(
+                    Principle.WORDS,
+                    "A.4 states no loss (it shows the embeddings only); the baselines are exact "
+                    "for the data model (fc_transformer.measure.lm_entropies), and half of the gain "
+                    "the latent concepts allow over word frequencies is our reading of 'trained to "
+                    "predict the next token'",
+                ),
             ),
             *_embedding_checks(),
         ],

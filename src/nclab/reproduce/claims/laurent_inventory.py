@@ -16,7 +16,7 @@ from dataclasses import replace
 from ...experiments.fc_landscape.config import FLOAT_FLOOR
 from ...experiments.feature_collapse.presets import PAPER as REPORTED
 from ...verdicts import Diagnosis, DiagnosisKind
-from ..checks import Check, Equals, Ratio, sanity
+from ..checks import Check, Equals, Principle, Ratio, ours, sanity
 from ..registry import Claim, RunSpec
 from .laurent import ACC_WHY, EXP, NO_WD_GPU_SECONDS, PAPER, _acc, _percent, _run, _theorem
 
@@ -45,9 +45,10 @@ def _pca_check(panel: str, label: str) -> Check:
 #: frequencies the true risk has exactly)
 NORM_TOL = 0.05
 #: why Theorem 2's norms are held to NORM_TOL
-NORM_WHY = (
+NORM_WHY = ours(
+    Principle.THEORY,
     "Theorem 2's norms minimise the true risk; 5 % is our tolerance for the empirical risk, "
-    "whose sampled word frequencies differ from the true ones (the paper runs no such case)"
+    "whose sampled word frequencies differ from the true ones (the paper runs no such case)",
 )
 
 _NO_WD = ("no-wd-fig3", "no-wd-fig4a", "no-wd-fig4b", "no-wd-fig4c")
@@ -76,14 +77,16 @@ _NO_LANDSCAPE_RUN = (
     "a problem of all K = nc^L latent variables small enough for it"
 )
 #: why the gap tolerance is what it is (fc-landscape's train module derives it)
-GAP_WHY = (
+GAP_WHY = ours(
+    Principle.THEORY,
     "derived from the optimiser's stopping rule max |∇R| <= g: near a minimiser whose smallest "
     "non-flat Hessian eigenvalue is μ (computed at the theory's point), R - R* <= n g² / (2μ); "
-    f"plus {FLOAT_FLOOR:g} |R*| for the float64 evaluation of the risk"
+    f"plus {FLOAT_FLOOR:g} |R*| for the float64 evaluation of the risk",
 )
-ZERO_WHY = (
+ZERO_WHY = ours(
+    Principle.THEORY,
     "derived from the stopping rule: at λ > λ0 the Hessian at (0, 0) has eigenvalues λ ± "
-    "σ_i(∇f(0)), so μ = λ - λ0 and a point with max |∇R| <= g is within √n g / μ of (0, 0)"
+    "σ_i(∇f(0)), so μ = λ - λ0 and a point with max |∇R| <= g is within √n g / μ of (0, 0)",
 )
 #: 'not zero' below the bound, made a number
 NONZERO = 0.5
@@ -97,7 +100,10 @@ def _converged(alias: str) -> Check:
             op=">=",
             value=1.0,
             name=f"{alias}-converged",
-            ours="the tolerances hold at points that meet the stopping rule: every start must",
+            ours=ours(
+                Principle.THEORY,
+                "the tolerances hold at points that meet the stopping rule: every start must",
+            ),
         )
     )
 
@@ -111,8 +117,11 @@ def _closed_form(alias: str) -> Check:
             ref=f"{alias}:main.global_objective",
             rtol=1e-10,
             name=f"{alias}-closed-form",
-            ours="an identity (Theorem 1 / 2's risk formula against the enumerated risk), to "
-            "float64 precision with room",
+            ours=ours(
+                Principle.NUMERICAL,
+                "an identity (Theorem 1 / 2's risk formula against the enumerated risk), to "
+                "float64 precision with room",
+            ),
         )
     )
 
@@ -343,8 +352,11 @@ CLAIMS: list[Claim] = [
                 op=">=",
                 value=0.99,
                 name="steep-test-acc",
-                ours="'would not adversely affect performance': h's performance where feature "
-                "collapse works (Figs. 3 and 4a) is the paper's 100 %; " + ACC_WHY,
+                ours=ours(
+                    Principle.PRINTED,
+                    "'would not adversely affect performance': h's performance where feature "
+                    "collapse works (Figs. 3 and 4a) is the paper's 100 %; " + ACC_WHY,
+                ),
             ),
             Check(
                 "h test accuracy with the steep law above h's with the paper's law",
@@ -467,8 +479,11 @@ CLAIMS: list[Claim] = [
                 op=">=",
                 value=NONZERO,
                 name="below-nonzero",
-                ours="'not the trivial solution' as a number: at least half the norm of Theorem "
-                "2's type-III point, which exists below the bound",
+                ours=ours(
+                    Principle.WORDS,
+                    "'not the trivial solution' as a number: at least half the norm of Theorem "
+                    "2's type-III point, which exists below the bound",
+                ),
             ),
             sanity(
                 Check(
@@ -477,8 +492,11 @@ CLAIMS: list[Claim] = [
                     op="<=",
                     value=1e-9,
                     name="bound-is-threshold",
-                    ours="an identity for K = nc^L (docs/theory-feature-collapse.md), to float64 "
-                    "precision with room",
+                    ours=ours(
+                        Principle.NUMERICAL,
+                        "an identity for K = nc^L (docs/theory-feature-collapse.md), to float64 "
+                        "precision with room",
+                    ),
                 )
             ),
             sanity(
@@ -527,9 +545,12 @@ CLAIMS: list[Claim] = [
                 op=">=",
                 value=0.5,
                 name="u-norm-follows-sampled-frequency",
-                ours="the paper says the magnitudes depend on the sampled frequencies without a "
-                "number or a sign; a rank correlation of at least 0.5 in size is our reading of "
-                "'depend on'",
+                ours=ours(
+                    Principle.WORDS,
+                    "the paper says the magnitudes depend on the sampled frequencies without a "
+                    "number or a sign; a rank correlation of at least 0.5 in size is our reading of "
+                    "'depend on'",
+                ),
             )
         ],
         quick_seconds=130,  # fig4b-quick, 3 seeds (about 40 s each)

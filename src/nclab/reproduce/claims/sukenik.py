@@ -31,7 +31,7 @@ import math
 
 from ...experiments.catalog import get_experiment
 from ...verdicts import Diagnosis, DiagnosisKind
-from ..checks import Check, Equals, at_most, sanity
+from ..checks import Check, Equals, Principle, at_most, ours, sanity
 from ..registry import Claim, RunSpec
 from .tirer_bruna import EXACT
 
@@ -197,24 +197,28 @@ CLAIMS: list[Claim] = [
 #: paper's Figure 1 shows slopes of about -1/3 for NC1, NC2 of W_L and NC3)
 SLOPE = -0.1
 #: why the slope bound is -0.1
-SLOPE_WHY = (
+SLOPE_WHY = ours(
+    Principle.LOG_PLOT,
     "the paper reports slopes near -1/3 but states no bound; -0.1 is our reading of 'falls as a "
-    "power law': a clearly negative slope, loose enough for the quick sweeps' few depths"
+    "power law': a clearly negative slope, loose enough for the quick sweeps' few depths",
 )
 #: why NC1's Spearman correlation with depth is held to -0.9
-MONOTONE_WHY = (
+MONOTONE_WHY = ours(
+    Principle.WORDS,
     "the paper shows NC1 falling with depth without a number; Spearman <= -0.9 is our reading "
-    "of 'monotone', allowing one swapped pair of neighbouring depths"
+    "of 'monotone', allowing one swapped pair of neighbouring depths",
 )
 #: why the gap ratio is 0.8
-GAP_WHY = (
+GAP_WHY = ours(
+    Principle.LOG_PLOT,
     "the main result says the gap to the GUFM optimum vanishes as L grows, with no rate; a 20 % "
-    "fall from the shallowest to the deepest network is our reading of 'shrinks'"
+    "fall from the shallowest to the deepest network is our reading of 'shrinks'",
 )
 #: why the constant-λ slopes must be flatter by 0.05
-FLATTER_WHY = (
+FLATTER_WHY = ours(
+    Principle.LOG_PLOT,
     "the appendix shows no improvement with depth at constant λ, no number; 0.05 in log-log "
-    "slope is our margin for 'flatter' beyond the seeds' noise"
+    "slope is our margin for 'flatter' beyond the seeds' noise",
 )
 #: the paper's three metrics as the depth claims judge them: summary key, label
 PAPER_METRICS = (
@@ -560,11 +564,12 @@ CLAIMS += [
 #: the slope tolerance of the sublevel-set envelopes
 RATE_TOL = 0.05
 #: why a measured envelope slope may sit RATE_TOL below the proof's exponent
-RATE_WHY = (
+RATE_WHY = ours(
+    Principle.THEORY,
     "the exponent is the paper's (proof of Lemma 4.1 (MSE), O(ε^p)); the tolerance 0.05 is ours: "
     "the envelope is the best of a finite search, and a search falling 26 % short of the worst "
     "point at one end of a two-decade fit lowers the fitted slope by ln 1.26 / ln 100 = 0.05 "
-    "(a deviation growing like ε^(p - 0.05) or slower would still fail)"
+    "(a deviation growing like ε^(p - 0.05) or slower would still fail)",
 )
 _RATES_RUN = RunSpec(
     EXP,
@@ -636,8 +641,11 @@ _SEARCH_REACHES_EXACT = sanity(
         ">=",
         0.9,
         name="norm-search-reaches-exact",
-        ours="a test of the search on the one deviation whose worst point is known exactly: "
-        "falling more than 10 % short of it would make the other envelopes untrustworthy",
+        ours=ours(
+            Principle.DESIGN,
+            "a test of the search on the one deviation whose worst point is known exactly: "
+            "falling more than 10 % short of it would make the other envelopes untrustworthy",
+        ),
     )
 )
 
@@ -705,10 +713,11 @@ CLAIMS += [
 ]
 
 #: why Spearman 0.9 stands for "an increasing function"
-INCREASING_WHY = (
+INCREASING_WHY = ours(
+    Principle.WORDS,
     "the paper says 'an increasing function' without a number; Spearman >= 0.9 over the sweep "
     "is our reading (the zero optimum above the threshold gives ties, so exactly 1 is not reached "
-    "even by an increasing function)"
+    "even by an increasing function)",
 )
 _CE_RUN = RunSpec(
     EXP,
@@ -841,8 +850,11 @@ CLAIMS += [
                 ">=",
                 0.9,
                 name="monotone-in-lambda-h",
-                ours="the proof needs a monotone function without a number; |Spearman| >= 0.9 "
-                "is our reading, as for 'increasing' (ties at the zero optimum above λ_H*)",
+                ours=ours(
+                    Principle.WORDS,
+                    "the proof needs a monotone function without a number; |Spearman| >= 0.9 "
+                    "is our reading, as for 'increasing' (ties at the zero optimum above λ_H*)",
+                ),
             ),
             Equals(
                 "the norms over λ_H bracket √d (a λ_H with ‖h̄_k‖ = √d exists)",

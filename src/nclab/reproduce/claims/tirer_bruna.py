@@ -16,7 +16,7 @@ from __future__ import annotations
 from ...experiments.catalog import get_experiment
 from ...experiments.protocol import Validity
 from ...experiments.ufm.config import REACHED_GAP
-from ..checks import Check, Equals, at_most, beyond
+from ..checks import Check, Equals, Principle, at_most, beyond, ours
 from ..registry import Claim, RunSpec
 
 PAPER = "Tirer & Bruna, Extended Unconstrained Features Model (ICML 2022)"
@@ -25,34 +25,39 @@ ZERO = "-> 0 (plotted)"
 
 
 #: why 1e-6: the theorems' minimisers are closed forms, so the tolerance is numerical
-EXACT = (
+EXACT = ours(
+    Principle.NUMERICAL,
     "the theorem's closed form is exact; 1e-6 is our numerical tolerance for float64 gradient "
-    "descent reaching it (the paper plots the metrics going to zero, no number)"
+    "descent reaching it (the paper plots the metrics going to zero, no number)",
 )
 #: why points near a threshold or kink are held to 1e-4 only
-SLOW = (
+SLOW = ours(
+    Principle.THEORY,
     "near the threshold (kink) the minimiser's curvature vanishes and GD converges slowly; "
-    "1e-4 is our tolerance there, the points away from it are held to 1e-6"
+    "1e-4 is our tolerance there, the points away from it are held to 1e-6",
 )
 #: why the ReLU model's metrics are held to the fourth root of the gap tolerance
-QUARTIC = (
+QUARTIC = ours(
+    Principle.THEORY,
     f"derived from the objective tolerance, not from a run: at a relative objective gap "
     f"{REACHED_GAP:g}, a loss that grows at least quartically away from its minimiser set (as the "
     f"ReLU model's does along its flat directions: its metrics converge sublinearly, docs/ufm.md) "
-    f"allows distances up to gap^(1/4) = {REACHED_GAP**0.25:.3g} (constant 1, ours)"
+    f"allows distances up to gap^(1/4) = {REACHED_GAP**0.25:.3g} (constant 1, ours)",
 )
 
 
 #: why Theorem 5.1's checks have these tolerances
-FINITE_N = (
+FINITE_N = ours(
+    Principle.THEORY,
     "Theorem 5.1 states the n -> infinity limit and the 1/sqrt(n) rate only (no experiment); "
     "the tolerance is ours, for a fit over the sweep's few n and for the largest finite n, "
-    "where the 1/sqrt(n) gap is still a few percent"
+    "where the 1/sqrt(n) gap is still a few percent",
 )
 #: why the largest λ_b is held to these distances from Theorem 3.1's orthogonal frame
-LARGE_BIAS = (
+LARGE_BIAS = ours(
+    Principle.THEORY,
     "Theorem 3.1 holds in the limit λ_b -> infinity; the largest λ_b of the sweep is finite, so "
-    "the margin and the tolerance to the limit's frame are ours"
+    "the margin and the tolerance to the limit's frame are ours",
 )
 
 
@@ -70,9 +75,10 @@ REACHED = Validity(
     f"structure, which the paper reaches with a tuned scheme ({TUNED})",
 )
 #: why a run below the closed form's objective by more than this contradicts the theorem
-BELOW = (
+BELOW = ours(
+    Principle.NUMERICAL,
     "float64 gradient descent evaluates the objective to ~1e-12 relative; 1e-9 is our numerical "
-    "tolerance for 'not below the closed form's value'"
+    "tolerance for 'not below the closed form's value'",
 )
 
 

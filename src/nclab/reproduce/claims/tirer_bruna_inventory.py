@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from ...experiments.ufm.config import REACHED_GAP
 from ...verdicts import Diagnosis, DiagnosisKind
-from ..checks import Check, Ratio, at_most, beyond
+from ..checks import Check, Principle, Ratio, at_most, beyond, ours
 from ..registry import Claim, RunSpec
 from .tirer_bruna import EXACT, EXP, PAPER, REACHED, _not_below
 
@@ -18,9 +18,10 @@ from .tirer_bruna import EXACT, EXP, PAPER, REACHED, _not_below
 #: from an orthogonal frame than the second (ours: an order of magnitude)
 LEVEL_CONTRAST = 0.1
 #: why the level contrast is an order of magnitude
-CONTRAST_WHY = (
+CONTRAST_WHY = ours(
+    Principle.LOG_PLOT,
     "Theorem 4.2 says nothing of H1 and Figs. 3-4 show the two levels apart without a number; "
-    "an order of magnitude is our reading of 'far from' an orthogonal frame"
+    "an order of magnitude is our reading of 'far from' an orthogonal frame",
 )
 
 

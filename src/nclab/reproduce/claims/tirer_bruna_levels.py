@@ -17,39 +17,43 @@ from __future__ import annotations
 
 from ...experiments.ufm.config import COLLAPSED, REACHED_GAP
 from ...verdicts import Diagnosis, DiagnosisKind
-from ..checks import Check, Equals, sanity
+from ..checks import Check, Equals, Principle, ours, sanity
 from ..registry import Claim, RunSpec
 from .tirer_bruna import EXACT, EXP, PAPER, QUARTIC
 
 #: two levels' NC1 rates (or values) are "similar" within this factor and "differ" beyond it
 SIMILAR = 2.0
 #: why a factor 2
-SIMILAR_WHY = (
+SIMILAR_WHY = ours(
+    Principle.LOG_PLOT,
     "the paper says 'similar' (App. D) and 'better distinguishes ... in the rate' (§6) without a "
     "number; a factor 2 between the two levels' log-rates (decades per step) is our reading of "
     "'similar', and beyond it of 'differ'. The rates are fitted over the first interval of the "
     "paper's 5e3 metric grid after its first point (steps 5e3-1e4), before either level reaches "
-    "a floor (float64 rounding, NC1 ~1e-32, in the linear model by 2.5e4 steps)"
+    "a floor (float64 rounding, NC1 ~1e-32, in the linear model by 2.5e4 steps)",
 )
 #: the NC1 values of two levels are "similar" within this factor
 SIMILAR_VALUES = 10.0
-SIMILAR_VALUES_WHY = (
+SIMILAR_VALUES_WHY = ours(
+    Principle.LOG_PLOT,
     "App. D derives NC1(W1H1) ≈ NC1(H1) (an approximate pseudo-inverse identity) and calls the "
     "two 'similar' without a number; within one decade is our reading for values that the "
-    "paper plots on a log scale over many decades"
+    "paper plots on a log scale over many decades",
 )
 #: "interpolating": the loss at most this
 INTERPOLATES = 1e-10
-INTERPOLATES_WHY = (
+INTERPOLATES_WHY = ours(
+    Principle.WORDS,
     "the paper says GD converges to global minimisers (loss 0) without a number; loss "
     "(1/2N)‖WH - Y‖² <= 1e-10 (every entry of WH within ~1e-5 of Y, from a loss ~40 at "
-    "initialisation) is our numerical reading of 'interpolates'"
+    "initialisation) is our numerical reading of 'interpolates'",
 )
-NOT_COLLAPSED_WHY = (
+NOT_COLLAPSED_WHY = ours(
+    Principle.WORDS,
     f"the paper says 'non-collapse' without a number; every Tirer & Bruna claim counts an NC "
     f"metric <= {COLLAPSED:g} as collapsed (zero to float64 GD's tolerance), so above it is "
     f"not collapsed. The median over seeds decides 'typically' (most seeds); each seed is "
-    f"judged too"
+    f"judged too",
 )
 
 _LIN, _RELU = "tb-fig5-linear", "tb-fig5-relu-quick"
@@ -269,10 +273,11 @@ CLAIMS: list[Claim] = [
 ]
 
 #: why H's initially negative entries are held to 1e-9 of their scale
-ROUNDING = (
+ROUNDING = ours(
+    Principle.NUMERICAL,
     "zero fit gradient means these entries change by the weight decay's factor ∏(1 - ηλ_H) "
     "alone; 1e-9 (relative to the largest of them) is our bound on float64 rounding over the "
-    "run's 6e4 multiplications (each within 1.1e-16), far below any gradient step's effect"
+    "run's 6e4 multiplications (each within 1.1e-16), far below any gradient step's effect",
 )
 
 CLAIMS.append(
@@ -314,8 +319,11 @@ CLAIMS.append(
                 op="==",
                 value=1.0,
                 name="negatives-stay",
-                ours="exact: an entry that gets no fit gradient cannot change sign under the "
-                "weight decay's factor 1 - ηλ_H > 0",
+                ours=ours(
+                    Principle.NUMERICAL,
+                    "exact: an entry that gets no fit gradient cannot change sign under the "
+                    "weight decay's factor 1 - ηλ_H > 0",
+                ),
             ),
             Check(
                 "those entries changed only by the weight decay: relative change <= 1e-9",
@@ -367,12 +375,13 @@ CLAIMS.append(
 )
 
 #: why the extended model's n -> ∞ checks have the fixed-features claim's tolerances
-FINITE_N_EXTENDED = (
+FINITE_N_EXTENDED = ours(
+    Principle.THEORY,
     "the paper states the n -> infinity intuition only (no experiment, no rate); the reduced "
     "problem over W2W1 is strongly convex (S >= σ_e² I), so its minimiser moves Lipschitz in the "
     "Gram S and C, whose fluctuations are O(1/√n): the 1/√n rate is derived, and the "
     "tolerances are those of tirer-bruna/fixed-features (ours, for a fit over few n and a "
-    "largest n where the 1/√n gap is still a few percent)"
+    "largest n where the 1/√n gap is still a few percent)",
 )
 
 CLAIMS.append(
@@ -472,7 +481,10 @@ CLAIMS.append(
                     op="<=",
                     value=1e-9,
                     name="theory-consistent",
-                    ours="two closed forms of the same number; 1e-9 is float64 slack",
+                    ours=ours(
+                        Principle.NUMERICAL,
+                        "two closed forms of the same number; 1e-9 is float64 slack",
+                    ),
                 )
             ),
         ],

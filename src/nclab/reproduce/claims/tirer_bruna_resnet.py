@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..checks import Check, Ratio, interpolates
+from ..checks import Check, Principle, Ratio, interpolates, ours
 from ..registry import Claim, RunSpec, Variant, paper_overrides
 from .tirer_bruna import PAPER
 
 #: why the network's features must fall to 0.8x
-FALLS = (
+FALLS = ours(
+    Principle.LOG_PLOT,
     "§6 / Fig. 5 shows the penultimate features' frame distance falling over training, no "
-    "number; a 20 % fall is our reading of 'falls' for the short quick training"
+    "number; a 20 % fall is our reading of 'falls' for the short quick training",
 )
 #: where the two levels' order and the shared frame are stated
 LEVELS = "§6, Fig. 5 (right panels) and App. G, Fig. 10: the second level collapses more"
