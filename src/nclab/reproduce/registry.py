@@ -218,8 +218,9 @@ class Claim:
 
     def check_summary_paths(self) -> None:
         """Raise :class:`~nclab.errors.ConfigError` unless every path the claim reads names a field
-        its run's experiment declares (:func:`~nclab.experiments.schema.check_path`)."""
-        for path in self.paths():
+        its run's experiment declares (:func:`~nclab.experiments.schema.check_path`), its runs'
+        validity conditions' included."""
+        for path in [*self.paths(), *self.validity_paths()]:
             alias, key = split(path)
             spec = self.runs.get(alias)
             if spec is None:
@@ -242,12 +243,15 @@ class Claim:
         return instance_text(self, mode, seeds)
 
     def paths(self) -> list[str]:
-        """Every summary path the claim reads: measured, theory, its checks' paths and its runs'
-        validity conditions'."""
+        """Every summary path the claim reads: measured, theory and its checks' paths (its runs'
+        validity conditions are :meth:`validity_paths`: a summary of another mode may lack them)."""
         out = [*self.measured.values(), *self.theory.values()]
         out += [p for chk in self.checks for p in chk.paths()]
-        out += [f"{a}:{v.path}" for a, spec in self.runs.items() for v in spec.valid_if()]
         return list(dict.fromkeys(out))
+
+    def validity_paths(self) -> list[str]:
+        """The summary paths its runs' validity conditions read (held where a summary has them)."""
+        return [f"{a}:{v.path}" for a, spec in self.runs.items() for v in spec.valid_if()]
 
     def seconds(self, scale: str) -> float:
         """The runtime estimate at ``scale``."""
