@@ -170,9 +170,11 @@ def evaluate(
     views: Sequence[Summaries],
     valid: Sequence[bool] | None = None,
     scene: Scene | None = None,
+    invalid: str = "every seed",
 ) -> CheckResult:
     """The check on the mean and on each valid seed (module docstring); ``valid[i]``: whether
-    seed ``i`` is valid evidence (all are by default)."""
+    seed ``i`` is valid evidence (all are by default); ``invalid``: why the seeds are invalid,
+    for a check none of whose seeds is."""
     scene = scene or Scene()
     valid = list(valid) if valid is not None else [True] * len(views)
     mean = chk.evaluate(summaries)
@@ -190,7 +192,7 @@ def evaluate(
     known = [p for p in per if p is not None]
     all_valid = all(valid)
     if views and not any(valid):
-        status, blocked = Status.UNTESTABLE, Reason(Why.INVALID, (chk.name,), "every seed")
+        status, blocked = Status.UNTESTABLE, Reason(Why.INVALID, (chk.name,), invalid)
     elif not all_valid and not known:  # only the mean, which mixes in the invalid seeds
         status = Status.UNTESTABLE
         blocked = Reason(
@@ -295,10 +297,7 @@ def verdict(claim: Claim, summaries: Summaries, scene: Scene | None = None) -> V
     for chk in claim.checks:
         aliases = {split(p)[0] for p in chk.paths()}
         valid = [chk.on_invalid or not (aliases & set(w)) for w in why_invalid] if views else None
-        results.append(evaluate(chk, summaries, views, valid, scene))
-    for r in results:
-        if r.blocked is not None and r.blocked.detail == "every seed":
-            r.blocked = Reason(Why.INVALID, (r.name,), "; ".join(invalid))
+        results.append(evaluate(chk, summaries, views, valid, scene, "; ".join(invalid)))
     sanity = [
         r.name
         for r in results
