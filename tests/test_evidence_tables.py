@@ -252,7 +252,7 @@ def test_markers_in_fenced_code_are_examples_not_blocks(demo, tmp_path):
 def test_malformed_blocks_are_errors():
     with pytest.raises(et.SpecError, match="without its"):
         et.blocks("<!-- evidence: claim x -->\n\n<!-- evidence: claim y -->\n<!-- /evidence -->")
-    with pytest.raises(et.SpecError, match="starts with 'claim', 'run' or 'bench'"):
+    with pytest.raises(et.SpecError, match="starts with 'claim', 'run', 'bench' or 'misses'"):
         et.parse_spec("table x")
     with pytest.raises(et.SpecError, match="EXPERIMENT/PRESET patterns of one experiment"):
         et.parse_spec("run demo")

@@ -230,15 +230,21 @@ def test_claims_registered_and_judged():
             "sweep": [{"L2": d, "train_acc": 1.0} for d in (1, 3, 5)],
         }
     }
-    v, results = verdict(claims["jacot/fig2-depth"], fake)
-    assert v == "reproduced", results
+    from nclab.reproduce.judge import scene_of
+    from nclab.verdicts import Outcome, Why
+
+    claim = claims["jacot/fig2-depth"]
+    scene = scene_of(claim, "full")  # the paper's setting: nothing deviates; the sweep must fit
+    v = verdict(claim, fake, scene)
+    assert v.outcome is Outcome.REPRODUCED, v
     fake["main"]["by_depth"]["5"]["nc2_last"] = 9.0
-    v, _ = verdict(claims["jacot/fig2-depth"], fake)
-    assert v == "partial"
-    # a network of the sweep that does not fit its training set is outside the premise
+    assert verdict(claim, fake, scene).outcome is Outcome.PARTIAL
+    # a network of the sweep that does not fit its training set is outside the premise: the
+    # run is invalid evidence (never judged), not a failing check
     fake["main"]["sweep"][1]["train_acc"] = 0.8
-    v, _ = verdict(claims["jacot/fig2-depth"], fake)
-    assert v == "failed (sanity: interpolates)"
+    v = verdict(claim, fake, scene)
+    assert v.outcome is Outcome.INCONCLUSIVE and v.reasons[0].why is Why.INVALID
+    assert "main: sweep[*].train_acc >= 0.99 fails on the run (0.8)" in v.invalid[0]
 
 
 def test_balancedness_windows_follow_the_logged_schedule():

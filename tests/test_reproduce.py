@@ -500,7 +500,7 @@ def test_reproduce_report_on_a_demo_claim(tmp_path, monkeypatch, capsys):
     # the headline names the scale); each check shows its seeds, value and threshold per scale
     assert by_id["demo/accuracy"].instance == f"smaller: {smaller}"
     assert f"| quick | demo tiny | smaller instance: {smaller} | 3 | this run (" in md
-    assert "**inconclusive at quick size (impossible: deviation: " in md
+    assert "**inconclusive at quick size (impossible: deviation)**" in md
     assert "| `impossible` — impossible | statement | ? untestable 0/3 seeds: " in md
     assert "(threshold 2) [deviation: model.width 32 (paper preset: 128)" in md
     assert f"<small>smaller instance: {smaller}</small>" in html and "(threshold 2)" in html

@@ -137,7 +137,7 @@ def seed_labels(summaries: Summaries, n: int) -> list[str]:
         seeds = s.get("seeds")
         if isinstance(seeds, list | tuple) and len(seeds) == n:
             return [f"seed {x}" for x in seeds]
-    return [f"seed #{i}" for i in range(n)]
+    return ["the run"] if n == 1 else [f"seed #{i}" for i in range(n)]
 
 
 def _blocked(chk: AnyCheck, scene: Scene) -> Reason | None:
