@@ -28,6 +28,10 @@ only fail through a bug; a failing one makes the claim "failed (sanity: <name>)"
 
 :meth:`evaluate` never raises on a summary: a missing key, a value that is not a number or a
 non-finite comparison fails the check with a detail that says so.
+
+Length: the three check forms, what every check declares beside its comparison (role,
+dependencies, readings, the principle of a threshold of ours) and the shared helpers are one
+vocabulary, read in one place.
 """
 
 from __future__ import annotations
