@@ -423,34 +423,32 @@ def variant_words(label: str, scales: Mapping[str, ScaleResult]) -> str:
 
 def same_runs(scales: dict[str, ScaleResult]) -> None:
     """A smaller rung judged on the very records of a larger one is not evidence of its own:
-    it becomes "not run: same run as <larger scale>" (one record is one scale)."""
+    it becomes "not run: same run as <larger scale>", keeping its presets and records (one
+    record is one scale)."""
     order = [s for s in SCALES if s in scales]
     for i, s in enumerate(order):
         r = scales[s]
         if not r.judged or r.source != "ledger":
             continue
-        for t in order[i + 1 :]:
-            big = scales[t]
-            if big.judged and big.source == "ledger" and big.runs == r.runs:
-                same = not_run_scale_like(r, Why.SAME_RUN, t)
-                scales[s] = same
-                break
+        big = next((t for t in order[i + 1 :] if _same_records(scales[t], r)), None)
+        if big is None:
+            continue
+        why = Reason(Why.SAME_RUN, (), f"{s} re-uses the {big} record")
+        scales[s] = ScaleResult(
+            s,
+            NOT_RUN,
+            [why],
+            instance=r.instance,
+            runs=r.runs,
+            provenance=r.provenance,
+            presets=r.presets,
+            command=r.command,
+            same_as=big,
+        )
 
 
-def not_run_scale_like(r: ScaleResult, why: Why, same_as: str) -> ScaleResult:
-    """``r`` as a not-run rung (same run as ``same_as``), keeping its presets and records."""
-    out = ScaleResult(
-        r.scale,
-        NOT_RUN,
-        [Reason(why, (), f"{r.scale} re-uses the {same_as} record")],
-        instance=r.instance,
-        runs=r.runs,
-        provenance=r.provenance,
-        presets=r.presets,
-        command=r.command,
-    )
-    out.same_as = same_as
-    return out
+def _same_records(big: ScaleResult, small: ScaleResult) -> bool:
+    return big.judged and big.source == "ledger" and big.runs == small.runs
 
 
 def judge_claim(
