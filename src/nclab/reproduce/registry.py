@@ -45,6 +45,7 @@ CLAIM_MODULES = (
     "nclab.reproduce.claims.laurent",
     "nclab.reproduce.claims.laurent_appendix",
     "nclab.reproduce.claims.laurent_inventory",
+    "nclab.reproduce.claims.laurent_predictions",
     "nclab.reproduce.claims.jacot",
     "nclab.reproduce.claims.jacot_beyond",
     "nclab.reproduce.claims.jacot_inventory",

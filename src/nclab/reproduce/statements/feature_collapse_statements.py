@@ -47,6 +47,12 @@ def _proof(name: str, where: str, quote: str, why: str = "", kind: str = "lemma"
     )
 
 
+def _tested(name: str, where: str, quote: str, *claims: str, kind: str = "lemma"):
+    """A lemma or claim of the appendix's proofs that a computation tests directly (issue 50:
+    :mod:`nclab.reproduce.claims.laurent_predictions`)."""
+    return covered(f"{P}:{name}", kind, where, quote, *claims)
+
+
 STATEMENTS = [
     # --- §1 the results in brief --------------------------------------------------------------
     covered(
@@ -267,14 +273,12 @@ STATEMENTS = [
         "and more frequent words receive larger embeddings.",
         FIG4A,
     ),
-    _proof(
+    _tested(
         "system-unique",
         "§3.1; App. G.2, Proposition D",
         "If the regularization parameter λ is small enough, namely λ2 < L n L+1 c Psc β=1 µ2 β, "
         "then (7) (8) has a unique solution.",
-        "a property of the system (7)–(8): nclab's fc_thm2 solves it and tests/test_theory_fc.py "
-        "checks the solution is a critical point; it predicts nothing a run could show apart "
-        "from Theorem 2",
+        f"{P}/system-unique",
         kind="proposition",
     ),
     covered(
@@ -447,32 +451,47 @@ STATEMENTS = [
         "Lemma A. Suppose A Rm n, B Rm r and C Rr n. Then",
         "an identity of the Frobenius inner product (⟨A, BC⟩ = ⟨BᵀA, C⟩ = ⟨ACᵀ, B⟩)",
     ),
-    _proof(
+    _tested(
         "lemma-b",
         "App. C.1, Lemma B",
         "Lemma B. Suppose the latent variables z1, . . . , z K satisfy the symmetry assumption A.",
-        "combinatorial consequences of Assumption A used by the proofs of Theorems 1 and 3",
+        f"{P}/lemma-b",
     ),
-    _proof(
+    _tested(
         "lemma-c",
         "App. C.2, Lemma C",
         "Lemma C. Suppose K = n L c and {z1, . . . , z K} = Z. Then z1, . . . , z K satisfy the "
         "symmetry assumption B.",
-        "a combinatorial fact about the full latent set, used by the converses",
+        f"{P}/lemma-c",
     ),
-    _proof(
+    covered(
+        f"{P}:c2-assumption-b-mild",
+        "remark",
+        "App. C.2",
+        "This assumption, as we will shortly see, is quite mild and is typically satisfied even "
+        "for small values of K.",
+        f"{P}/assumption-b-mild",
+        note="the text repeats it after (43): 'This number of quadruplets is easily achieved "
+        "even for small values of K. So assumption B is quite mild.'",
+    ),
+    _tested(
         "theorem-d",
         "App. D, Theorem D",
         "Theorem D. If the latent variables satisfy the symmetry assumption A, then",
-        "the sharp lower bound on the unregularised risk that the proofs of Theorems 1 and 3 "
-        "start from",
+        f"{P}/theorem-d",
         kind="theorem",
     ),
-    _proof("lemma-d", "App. D.1, Lemma D", "Lemma D. If |Sr(k)| = |Sr(j)| for all j, k [K]"),
-    _proof(
+    _tested(
+        "lemma-d",
+        "App. D.1, Lemma D",
+        "Lemma D. If |Sr(k)| = |Sr(j)| for all j, k [K]",
+        f"{P}/lemma-d",
+    ),
+    _tested(
         "lemma-e",
         "App. D.1, Lemma E",
         "Lemma E. Assume that the latent variables satisfy the symmetry assumption A. Then",
+        f"{P}/lemma-e",
     ),
     covered(
         f"{P}:theorem-e",
@@ -483,13 +502,20 @@ STATEMENTS = [
         K50,
         note="Theorem 1 with its converse",
     ),
-    _proof(
+    _tested(
         "lemma-f",
         "App. E.1, Lemma F",
         "Lemma F. Assume the latent variables satisfy assumption A. Then (W, U) is a solution of "
         "the optimization problem (64) (65) if and only if it belongs to the set",
+        f"{P}/lemma-f-bilinear",
     ),
-    _proof("claim-a", "App. E.1, Claim A", "Claim A. If (W, ˆU) BI c, then", kind="claim"),
+    _tested(
+        "claim-a",
+        "App. E.1, Claim A",
+        "Claim A. If (W, ˆU) BI c, then",
+        f"{P}/lemma-f-bilinear",
+        kind="claim",
+    ),
     _proof(
         "claim-b",
         "App. E.1, Claim B",
@@ -502,39 +528,44 @@ STATEMENTS = [
         "Claim C. If (W, ˆU) is a solution of (71) (72), then (W, ˆU) BI c.",
         kind="claim",
     ),
-    _proof(
+    _tested(
         "proposition-a",
         "App. E.2, Proposition A",
         "any (W, U) that minimizes R must belong to ΩI c for some c R.",
-        "the collapse half of Theorem E; the constant is Lemma K's",
+        f"{P}/proposition-a",
         kind="proposition",
     ),
-    _proof(
-        "lemma-g", "App. E.2, Lemma G", "Lemma G. Any global minimizer of (80) must belong to N."
+    _tested(
+        "lemma-g",
+        "App. E.2, Lemma G",
+        "Lemma G. Any global minimizer of (80) must belong to N.",
+        f"{P}/lemma-g",
     ),
-    _proof(
+    _tested(
         "lemma-h",
         "App. E.2, Lemma H",
         "Lemma H. Assume the latent variables satisfy assumption A. Assume also that (W , U ) is a "
         "global minimizer of (80)",
+        f"{P}/lemma-h-o",
     ),
-    _proof(
+    _tested(
         "lemma-i",
         "App. E.2, Lemma I",
         "Lemma I. If the latent variables satisfy the symmetry assumption A, then",
+        f"{P}/lemma-i-p",
     ),
-    _proof(
+    _tested(
         "lemma-j",
         "App. E.2, Lemma J",
         "Lemma J. If the latent variables satisfy assumptions A and B, then",
+        f"{P}/lemma-j",
     ),
-    _proof(
+    _tested(
         "lemma-k",
         "App. E.3, Lemma K",
         "Lemma K. Assume the latent variables satisfy assumption A. If the pair of weights (W, U) "
         "belongs to ΩI c, then",
-        "the risk of a type-I configuration (91), which nclab's fc_thm1 minimises; "
-        "tests/test_theory_fc.py checks it against the exact risk",
+        f"{P}/lemma-k",
     ),
     _proof(
         "remark-e3",
@@ -567,39 +598,43 @@ STATEMENTS = [
         "Claim E. If (V, ˆU) is a solution of (96) (97), then (V, ˆU) BII c .",
         kind="claim",
     ),
-    _proof(
+    _tested(
         "proposition-b",
         "App. F.2, Proposition B",
         "any (W, U) that minimizes R must belong to ΩII c for some c R.",
-        "the collapse half of Theorem F; the constant is Lemma R's",
+        f"{P}/proposition-b",
         kind="proposition",
     ),
-    _proof(
-        "lemma-n", "App. F.2, Lemma N", "Lemma N. Any global minimizer of (114) must belong to N."
+    _tested(
+        "lemma-n",
+        "App. F.2, Lemma N",
+        "Lemma N. Any global minimizer of (114) must belong to N.",
+        f"{P}/lemma-n",
     ),
-    _proof(
+    _tested(
         "lemma-o",
         "App. F.2, Lemma O",
         "Lemma O. Assume the latent variables satisfy assumption A. Assume also that (W , U ) is a "
         "global minimizer of (114)",
+        f"{P}/lemma-h-o",
     ),
-    _proof(
+    _tested(
         "lemma-p",
         "App. F.2, Lemma P",
         "Lemma P. If the latent variables satisfy the symmetry assumption A, then",
+        f"{P}/lemma-i-p",
     ),
     _proof(
         "lemma-q",
         "App. F.2, Lemma Q",
         "Lemma Q. If the latent variables satisfy assumptions A and B, then",
     ),
-    _proof(
+    _tested(
         "lemma-r",
         "App. F.3, Lemma R",
         "Lemma R. Assume the latent variables satisfy assumption A. If the pair of weights (W, U) "
         "belongs to ΩII c , then",
-        "the risk of a type-II configuration, which nclab's fc_thm3 minimises; "
-        "tests/test_theory_fc.py checks it",
+        f"{P}/lemma-r",
     ),
     _proof(
         "lemma-s",
@@ -607,12 +642,12 @@ STATEMENTS = [
         "Lemma S. The partial derivatives of R0 with respect to uk,ℓand w(α,β) are given by",
         "the gradient of the risk, for Theorem 2",
     ),
-    _proof(
+    _tested(
         "proposition-c",
         "App. G.1, Proposition C",
         "Proposition C. Suppose K = n L c and {z1, . . . , z K} = Z. If the weights (W, U) are in "
         "a type-III collapse configuration",
-        "the gradient at a type-III configuration, for Theorem 2",
+        f"{P}/proposition-c",
         kind="proposition",
     ),
     _proof(
