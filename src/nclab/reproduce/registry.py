@@ -41,6 +41,7 @@ CLAIM_MODULES = (
     "nclab.reproduce.claims.tirer_bruna_resnet",
     "nclab.reproduce.claims.tirer_bruna_inventory",
     "nclab.reproduce.claims.tirer_bruna_levels",
+    "nclab.reproduce.claims.tirer_bruna_predictions",
     "nclab.reproduce.claims.sukenik",
     "nclab.reproduce.claims.laurent",
     "nclab.reproduce.claims.laurent_appendix",

@@ -375,8 +375,9 @@ STATEMENTS = [
     covered(
         f"{P}:a1-fig6a",
         "observation",
-        "App. A.1, Fig. 6a",
-        "(a) h trained on the large training set. Test acc. = 100%",
+        "App. A.1, Fig. 6a (Fig. 4a's caption repeats the words: the quote runs into 6b's)",
+        "(a) h trained on the large training set. Test acc. = 100% (b) h trained on the small "
+        "training set. Test acc. = 66%",
         NO_WD_6A,
     ),
     covered(
@@ -390,8 +391,10 @@ STATEMENTS = [
     covered(
         f"{P}:a1-fig6c",
         "observation",
-        "App. A.1, Fig. 6c",
-        "(c) h trained on the small training set. Test acc. = 100%",
+        "App. A.1, Fig. 6c (Fig. 4c's caption repeats the words: the quote runs into Fig. 6's "
+        "title)",
+        "(c) h trained on the small training set. Test acc. = 100% Figure 6: Same experiments as "
+        "in Figure 4 but with no weight decay.",
         NO_WD,
         note="h* (Fig. 6c)",
     ),

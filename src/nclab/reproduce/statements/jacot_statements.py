@@ -71,6 +71,8 @@ STATEMENTS = [
         "This implies that (i) $Z_{L-1}$ is also close to orthogonal (which captures NC2), and "
         "(ii) the weights in the last layer align with $Z_{L-1}$ (which captures NC3).",
         THM31,
+        note="a misprint the code follows corrected (nclab.theory.bounds_theorem): bound (5) "
+        "prints √K where its proof gives √N (‖((W_L')^+ - (W_L')ᵀ) Y‖_F <= (κ - 1/κ) √N)",
     ),
     covered(
         f"{P}:thm3.1-deep-head",
@@ -205,6 +207,10 @@ STATEMENTS = [
         "§5.1, Theorem 5.2 (18)",
         "Then, at any global minimizer of the regularized loss",
         COND,
+        note="misprints the code follows corrected (nclab.theory.jacot_conditioning): the "
+        "statement's λ <= ε1²/(KL + c) is KL2 + c in its proof (the competitor's norm), and "
+        "its κ(W_L) <= (…)^(K/L1) exp((…)/(2 L1)) has 1/L1 where balancedness gives "
+        "κ(W_L) = κ(W_(L:L1+1))^(1/L2) (§5, balanced-kappa): nclab uses KL2 + c and 1/L2",
     ),
     uncovered(
         f"{P}:thm5.2-nc",
@@ -287,8 +293,8 @@ STATEMENTS = [
     uncovered(
         f"{P}:lemma-c.2",
         "lemma",
-        "App. C, Lemma C.2",
-        "If the network satisfies … approximate balancedness",
+        "App. C, Lemma C.2 (Theorem 3.1 opens with the same words)",
+        "Lemma C.2. If the network satisfies … approximate balancedness $\\left\\|W_{\\ell+1}^{T}",
         PROOF,
         "the balancedness-to-conditioning step of bound (3); Theorem 3.1's certificate "
         "(jacot/thm31-nc2-nc3) uses its consequence",
