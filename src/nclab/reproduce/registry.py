@@ -43,6 +43,7 @@ CLAIM_MODULES = (
     "nclab.reproduce.claims.tirer_bruna_levels",
     "nclab.reproduce.claims.tirer_bruna_predictions",
     "nclab.reproduce.claims.sukenik",
+    "nclab.reproduce.claims.sukenik_predictions",
     "nclab.reproduce.claims.laurent",
     "nclab.reproduce.claims.laurent_appendix",
     "nclab.reproduce.claims.laurent_inventory",

@@ -11,7 +11,9 @@ the ReLU model's second level (Tirer & Bruna App. D, App. E and §6; issue 26).
   (the unregularised UFM: interpolating, not collapsed);
 * :func:`same_range`: the linear extended UFM's balance identities λ_W2 W2ᵀW2 = λ_W1 W1W1ᵀ,
   λ_W1 W1ᵀW1 = λ_H1 H1H1ᵀ and the principal angles between the K-dimensional ranges of W2ᵀ,
-  W1ᵀ and H1 (App. D, from the proof of Theorem 4.1; written since issue 50).
+  W1ᵀ and H1 (App. D, from the proof of Theorem 4.1; written since issue 50);
+* :func:`features_given_w`: the GUFM-MSE's features against the proof's optimum given W,
+  √d w_k/‖w_k‖, and the margin of ‖w_k‖ below d^(-1/2) (Súkeník et al.; since issue 50).
 
 Each writes top-level keys (the median or worst over seeds, as named) and per-seed keys.
 """
@@ -197,6 +199,33 @@ def same_range(cfg: Any, params: list[torch.Tensor]) -> tuple[dict, list[dict]]:
             }
         )
     top = {k: _worst([p[k] for p in per]) for k in per[0]} if per else {}
+    return top, per
+
+
+def features_given_w(params: list[torch.Tensor], n: int) -> tuple[dict, list[dict]]:
+    """(top-level keys, one dict per problem) of the GUFM with MSE at the end of the run, params
+    [W (B, K, d), H (B, d, K n)] (Súkeník et al., proof of Lemma 4.1; written since issue 50):
+    ``features_given_w_gap`` = max over samples of ‖x_ki - √d w_k/‖w_k‖‖ / √d (the proof's
+    optimal features given W, when ‖w_k‖ <= d^(-1/2)); ``w_norm_sphere_margin`` = 1 - √d max_k
+    ‖w_k‖ (> 0: every ‖w_k‖ strictly below d^(-1/2)). Top level: the worst seed (largest gap,
+    smallest margin)."""
+    w, h = (p.detach().to(torch.float64) for p in params[:2])
+    d = w.shape[-1]
+    per = []
+    for b in range(w.shape[0]):
+        norms = w[b].norm(dim=1)
+        target = (math.sqrt(d) * w[b] / norms[:, None]).repeat_interleave(n, dim=0).T  # (d, Kn)
+        gap = float((h[b] - target).norm(dim=0).max()) / math.sqrt(d)
+        per.append(
+            {
+                "features_given_w_gap": gap,
+                "w_norm_sphere_margin": 1.0 - math.sqrt(d) * float(norms.max()),
+            }
+        )
+    top = {
+        "features_given_w_gap": _worst([p["features_given_w_gap"] for p in per]),
+        "w_norm_sphere_margin": min(p["w_norm_sphere_margin"] for p in per),
+    }
     return top, per
 
 

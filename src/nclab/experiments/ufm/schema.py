@@ -117,6 +117,10 @@ class Seed(Record):
     balance_w1_h1: Num = None
     range_sine: Num = None
     range_sine_chain: Num = None
+    # the GUFM with MSE (Súkeník et al., proof of Lemma 4.1; written since issue 50): the largest
+    # distance of a feature to √d w_k/‖w_k‖ over √d, and 1 - √d max_k ‖w_k‖
+    features_given_w_gap: Num = None
+    w_norm_sphere_margin: Num = None
     rank_tail: Num = None
     # W σ(H) (model.relu_features): H's entries negative at initialisation, at the end
     negatives_kept: Num = None
@@ -178,6 +182,10 @@ class UfmSummary(Summary):
     balance_w1_h1: Num = None
     range_sine: Num = None
     range_sine_chain: Num = None
+    # the GUFM with MSE (Súkeník et al., proof of Lemma 4.1; written since issue 50): the largest
+    # distance of a feature to √d w_k/‖w_k‖ over √d, and 1 - √d max_k ‖w_k‖
+    features_given_w_gap: Num = None
+    w_norm_sphere_margin: Num = None
     rank_tail: Num = None
     # W σ(H) (model.relu_features): the fraction of H's initially negative entries still <= 0
     # (smallest seed), their change beyond the weight decay's (largest), the dead fraction of H

@@ -272,6 +272,9 @@ STATEMENTS = [
         "The left hand side of (7) is an increasing function of rβ, so µβ < µβ implies rβ < rβ "
         "and more frequent words receive larger embeddings.",
         FIG4A,
+        f"{P}/frequent-larger-thm2",
+        note="fig4a's λ is above Theorem 2's bound read with K = nc^L, so there it is an "
+        "extrapolation; frequent-larger-thm2 tests it where Theorem 2 applies (thm2-small)",
     ),
     _tested(
         "system-unique",
@@ -334,7 +337,9 @@ STATEMENTS = [
         "KL is a global minimizer of (9).",
         FIG3_LN,
         FIG4BC,
-        note="type-II collapse of h* with c = τ*/√(KL), any word frequencies",
+        f"{P}/thm3-zipf-constant",
+        note="type-II collapse of h* with c = τ*/√(KL), any word frequencies: c is checked with "
+        "uniform words (fig3-ln) and Zipf words (thm3-zipf-constant, fig4c's h*)",
     ),
     covered(
         f"{P}:thm3-converse",
@@ -344,14 +349,15 @@ STATEMENTS = [
         FIG3_LN,
         FIG4BC,
     ),
-    uncovered(
+    covered(
         f"{P}:no-wd-no-minimum",
         "remark",
         "§2, remark",
         "Without weight decay (i.e. λ = 0), the above objectives typically do not have global "
         "minima.",
-        NOT_TESTABLE,
-        "a fact about infima (the loss tends to 0 as the weights grow): no run reaches a limit",
+        f"{P}/no-wd-norms-grow",
+        note="a fact about infima; what it predicts for a run is that the weights keep growing "
+        "while the loss falls (no limit is reached), against runs with weight decay that settle",
     ),
     # --- Appendix A ---------------------------------------------------------------------------
     covered(
