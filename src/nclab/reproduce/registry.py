@@ -52,6 +52,7 @@ CLAIM_MODULES = (
     "nclab.reproduce.claims.jacot_beyond",
     "nclab.reproduce.claims.jacot_inventory",
     "nclab.reproduce.claims.jacot_dynamics",
+    "nclab.reproduce.claims.jacot_predictions",
 )
 
 

@@ -458,7 +458,7 @@ STATEMENTS = [
         "lemma-a",
         "App. B.2, Lemma A",
         "Lemma A. Suppose A Rm n, B Rm r and C Rr n. Then",
-        "an identity of the Frobenius inner product (⟨A, BC⟩ = ⟨BᵀA, C⟩ = ⟨ACᵀ, B⟩)",
+        "an identity of the trace (⟨A, BC⟩ = ⟨BᵀA, C⟩ = ⟨ACᵀ, B⟩) true of any matrices: it says nothing about the paper's networks that float arithmetic could test",
     ),
     _tested(
         "lemma-b",
@@ -529,12 +529,14 @@ STATEMENTS = [
         "claim-b",
         "App. E.1, Claim B",
         "Claim B. If (W, U) is a solution of (68) (69), then",
+        "a step inside the proof of Lemma F (the bilinear problem's maximisers); the conclusion it serves, Lemma F, is computed (feature-collapse/lemma-f-bilinear)",
         kind="claim",
     ),
     _proof(
         "claim-c",
         "App. E.1, Claim C",
         "Claim C. If (W, ˆU) is a solution of (71) (72), then (W, ˆU) BI c.",
+        "a step inside the proof of Lemma F (the bilinear problem's maximisers); the conclusion it serves, Lemma F, is computed (feature-collapse/lemma-f-bilinear)",
         kind="claim",
     ),
     _tested(
@@ -581,7 +583,7 @@ STATEMENTS = [
         "App. E.3, remark",
         "In the previous subsections, we only relied on relations (i), (ii) and (iii) of lemma B "
         "to prove collapse. Assumption A was never fully needed.",
-        "a remark on the proof's hypotheses",
+        "a remark on which hypotheses the proofs use (Lemma B's relations, not all of assumption A); it predicts nothing about the risk or a run",
         kind="remark",
     ),
     covered(
@@ -593,18 +595,31 @@ STATEMENTS = [
         FIG4BC,
         note="Theorem 3 with its converse",
     ),
-    _proof("lemma-l", "App. F, Lemma L", "Lemma L. Given a pair of weights (W, U), we have"),
+    _proof(
+        "lemma-l",
+        "App. F, Lemma L",
+        "Lemma L. Given a pair of weights (W, U), we have",
+        "a rewriting of h*'s risk through the word representations, used by Theorem F's proof; the risk it leads to, Lemma R's closed form (123), is computed (feature-collapse/lemma-r)",
+    ),
     _proof(
         "lemma-m",
         "App. F.1, Lemma M",
         "Lemma M. Assume the latent variables satisfy assumption A. Then (V, U) is a solution of "
         "the optimization problem (96) (97) if and only if it belongs to the set",
+        "the h* analogue of Lemma F (the bilinear problem of App. F.1), not computed separately: its consequence, Proposition B, is tested on the minimisers (feature-collapse/proposition-b)",
     ),
-    _proof("claim-d", "App. F.1, Claim D", "Claim D. If (V, U) BII c , then", kind="claim"),
+    _proof(
+        "claim-d",
+        "App. F.1, Claim D",
+        "Claim D. If (V, U) BII c , then",
+        "a step of Lemma M's proof; Lemma M's consequence, Proposition B, is tested (feature-collapse/proposition-b)",
+        kind="claim",
+    ),
     _proof(
         "claim-e",
         "App. F.1, Claim E",
         "Claim E. If (V, ˆU) is a solution of (96) (97), then (V, ˆU) BII c .",
+        "a step of Lemma M's proof; Lemma M's consequence, Proposition B, is tested (feature-collapse/proposition-b)",
         kind="claim",
     ),
     _tested(
@@ -637,6 +652,7 @@ STATEMENTS = [
         "lemma-q",
         "App. F.2, Lemma Q",
         "Lemma Q. If the latent variables satisfy assumptions A and B, then",
+        "the h* analogue of Lemma J (computed for h: feature-collapse/lemma-j); its conclusion, that the minimisers are type II, is tested (feature-collapse/proposition-b)",
     ),
     _tested(
         "lemma-r",
@@ -649,7 +665,7 @@ STATEMENTS = [
         "lemma-s",
         "App. G.1, Lemma S",
         "Lemma S. The partial derivatives of R0 with respect to uk,ℓand w(α,β) are given by",
-        "the gradient of the risk, for Theorem 2",
+        "the gradient of R0 (the chain rule), a step of Proposition C, whose conclusion is computed (feature-collapse/proposition-c)",
     ),
     _tested(
         "proposition-c",
@@ -663,51 +679,55 @@ STATEMENTS = [
         "lemma-t",
         "App. G.1, Lemma T",
         "Lemma T. The quantity Φ(α ,β ),(k,ℓ)(W, U) can be expressed as",
+        "a step of Proposition C's gradient computation, whose conclusion is computed (feature-collapse/proposition-c)",
     ),
     _proof(
         "lemma-u",
         "App. G.1, Lemma U",
         "Lemma U. Assume K = n L c and {z1, . . . , z K} = Z. Assume also that the weights (W, U) "
         "are in a type-III collapse configuration",
+        "a step of Proposition C's gradient computation, whose conclusion is computed (feature-collapse/proposition-c)",
     ),
     _proof(
         "lemma-v",
         "App. G.1, Lemma V",
         "Lemma V. Assume K = n L c and {z1, . . . , z K} = Z. Assume also that the weights (W, U) "
         "are in a type-III collapse configuration",
+        "a step of Proposition C's gradient computation, whose conclusion is computed (feature-collapse/proposition-c)",
     ),
     _proof(
         "lemma-w",
         "App. G.1, Lemma W",
         "Lemma W. Assume K = n L c and {z1, . . . , z K} = Z. Assume also that the weights (W, U) "
         "are in a type-III collapse configuration",
+        "a step of Proposition C's gradient computation, whose conclusion is computed (feature-collapse/proposition-c)",
     ),
     _proof(
         "claim-f",
         "App. G.2, Claim F",
         "Claim F. The function ϕβ : [0, + ) (0, + ) is continuous, strictly decreasing",
-        "a step of Proposition D (the system (7)–(8) has one solution)",
+        "a property of the function φ_β inside the proof of Proposition D, whose conclusion (one solution of (7)-(8) from every start) is computed (feature-collapse/system-unique)",
         kind="claim",
     ),
     _proof(
         "claim-g",
         "App. H, Claim G",
         "Claim G. For all A Rd m and B Rd n, we have that ψ(AT B) φ(A, B).",
-        "a step of Theorem G (no spurious local minimizers)",
+        "a step of Theorem G (the nuclear-norm inequality behind it), which feature-collapse/no-spurious-minima tests",
         kind="claim",
     ),
     _proof(
         "claim-h",
         "App. H, Claim H",
         "Claim H. Suppose (A, B) is a critical point of φ which satisfies",
-        "a step of Theorem G (no spurious local minimizers)",
+        "a step of Theorem G (a property of its critical points), which feature-collapse/no-spurious-minima tests",
         kind="claim",
     ),
     _proof(
         "claim-i",
         "App. H, Claim I",
         "Claim I. Suppose (A, B) is a critical point of φ which satisfies",
-        "a step of Theorem G (no spurious local minimizers)",
+        "a step of Theorem G (a property of its critical points), which feature-collapse/no-spurious-minima tests",
         kind="claim",
     ),
 ]

@@ -269,7 +269,9 @@ STATEMENTS = [
         "Note that, as expected, if we fixed \\mathbf{H} to be \\mathbf{H}^{*}_{n}, a global "
         "minimizer of the joint optimization",
         PROOF,
-        "a consistency step of the proof of Theorem 5.1 (Ŵ_n(H*_n) = W*)",
+        "a consistency step of the proof of Theorem 5.1: with H fixed at a joint minimiser's "
+        "H*, the W-problem returns its W* (true by the definition of a joint minimiser); it "
+        "predicts nothing beyond Theorem 5.1, which tirer-bruna/fixed-features tests",
     ),
     # --- §6 and App. G: experiments -----------------------------------------------------------
     covered(
