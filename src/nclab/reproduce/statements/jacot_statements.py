@@ -44,6 +44,58 @@ LR = f"{P}/lr-upper-bound"
 LR_DEPTH = f"{P}/lr-scales-with-depth"
 
 STATEMENTS = [
+    # --- §1, the contributions (the paper's own summary; added in issue 50) --------------------
+    covered(
+        f"{P}:intro-nc1",
+        "summary",
+        "§1, contributions (first)",
+        "First, we show that within-class variability collapse (i.e., NC1) occurs, as long as the "
+        "training error is low and the linear layers are approximately balanced",
+        THM31,
+        FIG1,
+    ),
+    covered(
+        f"{P}:intro-nc2-nc3-depth",
+        "summary",
+        "§1, contributions (first)",
+        "This implies that, as the number of linear layers grows, class means become orthogonal "
+        "and, furthermore, they align with the last layer’s row vectors, which proves both NC2 "
+        "and NC3.",
+        THM31,
+        FIG2,
+    ),
+    covered(
+        f"{P}:intro-gd",
+        "summary",
+        "§1, contributions (second)",
+        "Next, we show that the sufficient conditions above for NC1 are satisfied by a class of "
+        "deep networks with a wide first layer, smooth activations and pyramidal topology, after "
+        "gradient training with weight decay.",
+        THM44_NC1,
+        RATE,
+    ),
+    covered(
+        f"{P}:intro-well-conditioned",
+        "summary",
+        "§1, contributions (third)",
+        "either the network approaches a global optimum of the $\\ell_{2}$ -regularized square "
+        "loss, or it nearly interpolates the data while being stable under large learning rates.",
+        COND,
+        NTK,
+        EOS,
+    ),
+    covered(
+        f"{P}:intro-experiments",
+        "summary",
+        "§1, contributions (fourth)",
+        "(i) NC2 is more prominent as the depth of the linear head increases, and (ii) the final "
+        "linear layers are balanced at convergence. Furthermore, we show that, as the non-linear "
+        "part of the network gets deeper, the non-negative layers become less non-linear and "
+        "more balanced.",
+        FIG2,
+        FIG1,
+        FIG3,
+    ),
     # --- §3 Theorem 3.1 -----------------------------------------------------------------------
     covered(
         f"{P}:thm3.1-nc1",
@@ -191,7 +243,7 @@ STATEMENTS = [
         "claim",
         "§5",
         "which gives that $\\kappa(W_{L})=\\kappa(W_{L:L_{1}+1})^{\\frac{1}{L_{2}}}$",
-        f"{P}/lemma-c2-balance",
+        f"{P}/balanced-kappa",
     ),
     covered(
         f"{P}:prop5.1",
@@ -297,7 +349,7 @@ STATEMENTS = [
         "lemma",
         "App. C, Lemma C.2 (Theorem 3.1 opens with the same words)",
         "Lemma C.2. If the network satisfies … approximate balancedness $\\left\\|W_{\\ell+1}^{T}",
-        f"{P}/lemma-c2-balance",
+        f"{P}/lemma-c2",
     ),
     covered(
         f"{P}:gd-recursion",
