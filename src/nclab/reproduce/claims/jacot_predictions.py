@@ -43,8 +43,9 @@ _BRACKETED = Validity(
     "certificate.lemma_c2.kappa_tolerance",
     "<",
     1.0,
-    "where Lemma C.2's bound reaches s_K(W_(L:L1+1))², Weyl's inequality brackets κ(W_L) from "
-    "neither side (the tolerance is infinite): the run cannot test the identity",
+    "where Lemma C.2's bound reaches s_K(W_(L:L1+1))², Weyl's inequality does not bound κ(W_L) "
+    "from above (the tolerance is written as the largest float): the run cannot test the "
+    "identity",
 )
 
 
