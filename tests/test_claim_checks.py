@@ -51,6 +51,14 @@ SHORTEN: dict[str, dict[str, Any]] = {
         "measure_sentences": 20,
     },
     "fc-landscape": {"search.starts": 2, "search.contrast_starts": 2},
+    "fc-lemmas": {
+        "points.samples": 4,
+        "system.starts": 6,
+        "latents.presets": ["k50"],
+        "latents.small_k": [4, 6, 10],
+        "latents.draws": 2,
+        "minimise.starts": 1,
+    },
     # two larger eps1 (shorter flows) at looser tolerances: the same summary
     "pyramid-flow": {
         "sweep.eps1": [0.5, 0.35],

@@ -102,6 +102,20 @@ def test_quotes_are_exact_fragments_of_the_papers():
     assert missing == []
 
 
+@pytest.mark.skipif(not PAPERS_DIR.is_dir(), reason="the papers' texts (shared/papers) are absent")
+def test_every_quote_identifies_one_place():
+    """No exact quote whose every fragment occurs twice in its paper (issue 50: Fig. 4's and
+    Fig. 6's captions, Theorem 3.1's and Lemma C.2's openings): it runs on into words of one
+    place only."""
+    texts = {p: _normal((PAPERS_DIR / f).read_text()) for p, f in PAPER_FILES.items()}
+    twice = [
+        s.id
+        for s in STATEMENTS
+        if s.exact and all(texts[s.paper].count(_normal(f)) > 1 for f in s.quote.split(" … "))
+    ]
+    assert twice == []
+
+
 def _result(cid: str, outcome: str):
     return SimpleNamespace(id=cid, outcome=outcome)
 

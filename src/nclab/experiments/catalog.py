@@ -24,6 +24,7 @@ EXPERIMENT_MODULES: dict[str, str] = {
     "fc-transformer": "nclab.experiments.fc_transformer",
     "fc-grammar": "nclab.experiments.fc_grammar",
     "fc-landscape": "nclab.experiments.fc_landscape",
+    "fc-lemmas": "nclab.experiments.fc_lemmas",
     "pyramid-flow": "nclab.experiments.pyramid_flow",
     "linear-head": "nclab.experiments.linear_head",
     "deep-ln": "nclab.experiments.deep_ln",

@@ -41,14 +41,18 @@ CLAIM_MODULES = (
     "nclab.reproduce.claims.tirer_bruna_resnet",
     "nclab.reproduce.claims.tirer_bruna_inventory",
     "nclab.reproduce.claims.tirer_bruna_levels",
+    "nclab.reproduce.claims.tirer_bruna_predictions",
     "nclab.reproduce.claims.sukenik",
+    "nclab.reproduce.claims.sukenik_predictions",
     "nclab.reproduce.claims.laurent",
     "nclab.reproduce.claims.laurent_appendix",
     "nclab.reproduce.claims.laurent_inventory",
+    "nclab.reproduce.claims.laurent_predictions",
     "nclab.reproduce.claims.jacot",
     "nclab.reproduce.claims.jacot_beyond",
     "nclab.reproduce.claims.jacot_inventory",
     "nclab.reproduce.claims.jacot_dynamics",
+    "nclab.reproduce.claims.jacot_predictions",
 )
 
 

@@ -144,6 +144,20 @@ class USampledFreq(Record):
     groups: int
 
 
+class NormGrowth(Record):
+    """The second half of training (:func:`.summary.norm_growth`, written since issue 50): the
+    mean word and u norms and the training cross-entropy at the end over their value at its
+    start, and the fraction of logged intervals in which each norm grew."""
+
+    from_epoch: int
+    to_epoch: int
+    w_ratio: Num
+    u_ratio: Num
+    loss_ratio: Num
+    w_rising: Num
+    u_rising: Num
+
+
 class FeatureCollapseSummary(Summary):
     test_acc: Num
     train_acc: Num
@@ -168,6 +182,9 @@ class FeatureCollapseSummary(Summary):
     word_nc1_vs_untrained: Num = None
     pca_singular_values: PcaSingularValues | None = None
     u_vs_sampled_freq: USampledFreq | None = None
+    norm_growth: NormGrowth | None = None  # written since issue 50
+    # min over β of (mean norm of rank β - of rank β+1) / of rank β (written since issue 50)
+    rank_norm_min_step: Num = None
 
 
 SUMMARY = FeatureCollapseSummary

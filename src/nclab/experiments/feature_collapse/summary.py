@@ -3,6 +3,7 @@ a configuration, and the summary of a unit (final measures, theory, the paper's 
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from ...data.sentences import frequencies
@@ -112,4 +113,38 @@ def unit_summary(
         r, got = theory["word_norms"], final["word_norms_by_rank"]
         gaps["word_norms_by_rank_max"] = max(abs(g - t) / t for g, t in zip(got, r, strict=True))
     out["theory_rel_gap"] = gaps
+    out["norm_growth"] = norm_growth(history)
+    # the mean norm of the β-th most frequent words of the concepts falls with β (Theorem 2,
+    # Proposition D: r_1 >= ... >= r_sc): the smallest relative fall between consecutive ranks
+    # (written since issue 50; > 0 when strictly ordered)
+    ranks = final.get("word_norms_by_rank") or []
+    if len(ranks) > 1:
+        out["rank_norm_min_step"] = min((a - b) / a for a, b in itertools.pairwise(ranks) if a > 0)
+    return out
+
+
+#: the logged measures :func:`norm_growth` follows
+_GROWTH = {"word_norm_mean": "w", "u_norm_mean": "u", "train_ce": "loss"}
+
+
+def norm_growth(history: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The second half of training in the logged records (written since issue 50: §2's remark
+    that without weight decay the objectives have no minimiser, so the weights keep growing as
+    the loss falls): the mean word-embedding norm, the mean u_{k,ℓ} norm and the training
+    cross-entropy at the end over their value at the first record of the second half
+    (``*_ratio``), and the fraction of steps between consecutive records of the second half
+    where the norm grew (``*_rising``). None with fewer than two such records."""
+    recs = [r for r in history if all(isinstance(r.get(k), float | int) for k in _GROWTH)]
+    if not recs:
+        return None
+    half = [r for r in recs if r["epoch"] >= recs[-1]["epoch"] / 2]
+    if len(half) < 2:
+        return None
+    out: dict[str, Any] = {"from_epoch": half[0]["epoch"], "to_epoch": half[-1]["epoch"]}
+    for key, short in _GROWTH.items():
+        first, last = float(half[0][key]), float(half[-1][key])
+        out[f"{short}_ratio"] = last / first if first > 0 else None
+        if short != "loss":
+            steps = list(itertools.pairwise(half))
+            out[f"{short}_rising"] = sum(b[key] > a[key] for a, b in steps) / len(steps)
     return out

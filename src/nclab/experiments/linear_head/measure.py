@@ -17,6 +17,7 @@ c_3, \\|Z_{L_1}\\|_{op}`) from float64 Gram matrices of the representations, all
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -279,6 +280,46 @@ def _head_quantities(head: list[torch.Tensor]) -> tuple[float, float, torch.Tens
     return eps2, w_op, prod
 
 
+@torch.no_grad()
+def lemma_c2(model: LinearHeadMLP, K: int) -> dict[str, Any]:
+    """Lemma C.2 on the trained linear head (written since issue 50): ``lhs`` =
+    ‖(W_L W_Lᵀ)^L2 - W_(L:L1+1)W_(L:L1+1)ᵀ‖_op against ``bound`` = L2²/2 ε2 r^(2(L2-1)) (ε2 the
+    largest ‖W_(l+1)ᵀW_(l+1) - W_l W_lᵀ‖_op, r the largest ‖W_l‖_op of the head), ``ratio`` =
+    lhs / bound; and §5's κ(W_L) = κ(W_(L:L1+1))^(1/L2) of a balanced head: ``kappa_rel_gap`` =
+    |κ(W_L) - κ(W_(L:L1+1))^(1/L2)| / κ(W_L) against ``kappa_tolerance``, the larger relative
+    distance from κ(W_(L:L1+1))^(1/L2) to the ends of the bracket Weyl's inequality gives κ(W_L)
+    when (W_L W_Lᵀ)^L2 is within ``bound`` of W_(L:L1+1)W_(L:L1+1)ᵀ (the largest float where
+    the bound reaches s_K(W_(L:L1+1))²: no bracket)."""
+    head = [w.detach().to(F64) for w in model.weights()][model.L1 :]
+    L2 = len(head)
+    eps2, r, prod = _head_quantities(head)
+    a = head[-1] @ head[-1].T
+    lhs = float(torch.linalg.matrix_norm(torch.linalg.matrix_power(a, L2) - prod @ prod.T, ord=2))
+    bound = L2 * L2 / 2 * eps2 * r ** (2 * (L2 - 1))
+    s = torch.linalg.svdvals(prod)
+    s1, sk = float(s[0]) ** 2, float(s[K - 1]) ** 2
+    kappa_wl, root = _kappa(head[-1], K), (s1 / sk) ** (1 / (2 * L2)) if sk > 0 else math.inf
+    # no bracket: κ(W_L) is not bounded above; the largest float stands for the infinite
+    # half-width (a summary holds no inf), which claims read as "untestable" (validity)
+    tol = sys.float_info.max
+    if sk > bound:
+        lo = ((s1 - bound) / (sk + bound)) ** (1 / (2 * L2))
+        hi = ((s1 + bound) / (sk - bound)) ** (1 / (2 * L2))
+        tol = max(hi - root, root - lo) / root
+    return {
+        "L2": L2,
+        "eps2": eps2,
+        "r": r,
+        "lhs": lhs,
+        "bound": bound,
+        "ratio": lhs / bound if bound > 0 else None,
+        "kappa_wl": kappa_wl,
+        "kappa_root": root,
+        "kappa_rel_gap": abs(kappa_wl - root) / kappa_wl,
+        "kappa_tolerance": tol,
+    }
+
+
 def certificate(cfg, model: LinearHeadMLP, x, y, K: int, layers: dict[str, Any]) -> dict[str, Any]:
     """Theorem 3.1's bounds for the trained network beside its measured NC1/kappa(W_L)/NC2/NC3."""
 
@@ -292,11 +333,13 @@ def certificate(cfg, model: LinearHeadMLP, x, y, K: int, layers: dict[str, Any])
             "measured": q.measured,
         }
     try:
-        return jacot_certificate(q).to_dict()
+        out = jacot_certificate(q).to_dict()
     except TheoryError as exc:
-        return {
+        out = {
             "applies": False,
             "reason": str(exc),
             "measured": q.measured,
             "hypotheses": {"eps1": q.eps1, "eps2": q.eps2, "r": q.r, "c3": q.c3},
         }
+    out["lemma_c2"] = lemma_c2(model, K)
+    return out

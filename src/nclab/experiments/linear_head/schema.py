@@ -73,6 +73,22 @@ Holds = optional(
 )
 
 
+class LemmaC2(Record):
+    """Lemma C.2 and §5's κ(W_L) = κ(W_(L:L1+1))^(1/L2) on the trained head
+    (:func:`.measure.lemma_c2`, written since issue 50)."""
+
+    L2: int
+    eps2: Num
+    r: Num
+    lhs: Num  # ‖(W_L W_Lᵀ)^L2 - W_(L:L1+1)W_(L:L1+1)ᵀ‖_op
+    bound: Num  # L2²/2 ε2 r^(2(L2-1))
+    ratio: Num
+    kappa_wl: Num
+    kappa_root: Num  # κ(W_(L:L1+1))^(1/L2)
+    kappa_rel_gap: Num
+    kappa_tolerance: Num  # the Weyl bracket's half-width from Lemma C.2's bound, relative
+
+
 class Certificate(Record):
     """Theorem 3.1 on the trained network (:func:`.measure.certificate`,
     :class:`nclab.theory.bounds_certificate.JacotCertificate`); only ``applies``, ``reason``,
@@ -86,6 +102,7 @@ class Certificate(Record):
     bounds_given_kappa: BoundsGivenKappa | None = None
     holds: Holds | None = None
     skipped: dict[str, str] | None = None  # bound -> why it is not given
+    lemma_c2: LemmaC2 | None = None  # written since issue 50
 
 
 class Conditioning(Record):

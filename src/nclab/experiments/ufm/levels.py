@@ -8,7 +8,12 @@ the ReLU model's second level (Tirer & Bruna App. D, App. E and §6; issue 26).
 * :func:`nuclear_norms`: ‖W1H1‖_* and ‖σ(W1H1)‖_* of the ReLU extended UFM (App. E: equal at a
   minimiser), their relative difference;
 * :func:`nc1_ends`: the median over seeds of the classifier input's NC1 at the start and the end
-  (the unregularised UFM: interpolating, not collapsed).
+  (the unregularised UFM: interpolating, not collapsed);
+* :func:`same_range`: the linear extended UFM's balance identities λ_W2 W2ᵀW2 = λ_W1 W1W1ᵀ,
+  λ_W1 W1ᵀW1 = λ_H1 H1H1ᵀ and the principal angles between the K-dimensional ranges of W2ᵀ,
+  W1ᵀ and H1 (App. D, from the proof of Theorem 4.1; written since issue 50);
+* :func:`features_given_w`: the GUFM-MSE's features against the proof's optimum given W,
+  √d w_k/‖w_k‖, and the margin of ‖w_k‖ below d^(-1/2) (Súkeník et al.; since issue 50).
 
 Each writes top-level keys (the median or worst over seeds, as named) and per-seed keys.
 """
@@ -137,6 +142,89 @@ def nuclear_norms(
         "nuclear_gap": _worst(gaps),
         "nuclear_gap_at_minimiser": _worst(at if at else gaps),
         "nuclear_gap_not_reached": _worst(off),
+    }
+    return top, per
+
+
+def _rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    """‖a - b‖_F / max(‖a‖_F, ‖b‖_F)."""
+    top = max(float(a.norm()), float(b.norm()))
+    return float((a - b).norm()) / top if top > 0 else 0.0
+
+
+def _top(a: torch.Tensor, k: int) -> torch.Tensor:
+    """An orthonormal basis of the span of the top ``k`` left singular vectors of ``a``."""
+    return torch.linalg.svd(a, full_matrices=False)[0][:, :k]
+
+
+def _sine(u: torch.Tensor, v: torch.Tensor) -> float:
+    """The largest sine of the principal angles between the spans of orthonormal ``u``, ``v``."""
+    return float(torch.linalg.svdvals(u - v @ (v.T @ u)).max())
+
+
+def same_range(cfg: Any, params: list[torch.Tensor]) -> tuple[dict, list[dict]]:
+    """(top-level keys, one dict per problem) of the linear extended UFM's App. D identities at the
+    end of the run, params [W1 (B, d, d), W2 (B, K, d), H1 (B, d, N)]: ``balance_w2_w1`` =
+    ‖λ_W2 W2ᵀW2 - λ_W1 W1W1ᵀ‖_F / max of the two norms, ``balance_w1_h1`` the same for
+    λ_W1 W1ᵀW1 and λ_H1 H1H1ᵀ; ``range_sine`` the largest sine of the principal angles between
+    the top-K left singular subspaces of W2ᵀ, W1ᵀ and H1 (pairwise: the sentence read literally),
+    ``range_sine_chain`` the same between W2ᵀ and W1 and between W1ᵀ and H1 (the ranges the two
+    identities equate: range W2ᵀW2 = range W1W1ᵀ, range W1ᵀW1 = range H1H1ᵀ); ``rank_tail`` the largest
+    σ_{K+1}/σ_1 of W1 and H1 (0 when their ranges are K-dimensional). Top level: the worst
+    seed."""
+    m = cfg.model
+    lam_w2, lam_h = m.lambda_w, m.lambda_h
+    lam_w1 = m.lambda_w if m.lambda_w1 is None else m.lambda_w1
+    w1, w2, h = (p.detach().to(torch.float64) for p in params[:3])
+    K = w2.shape[1]
+    per = []
+    for b in range(w1.shape[0]):
+        a, c, x = w1[b], w2[b], h[b]
+        bal2 = _rel(lam_w2 * c.T @ c, lam_w1 * a @ a.T)
+        bal1 = _rel(lam_w1 * a.T @ a, lam_h * x @ x.T)
+        w2t, w1t, w1r, h1 = _top(c.T, K), _top(a.T, K), _top(a, K), _top(x, K)
+        literal = max(_sine(w2t, w1t), _sine(w2t, h1), _sine(w1t, h1))
+        chain = max(_sine(w2t, w1r), _sine(w1t, h1))
+        tails = []
+        for mat in (a, x):
+            sv = torch.linalg.svdvals(mat)
+            tails.append(float(sv[K] / sv[0]) if sv.numel() > K and sv[0] > 0 else 0.0)
+        per.append(
+            {
+                "balance_w2_w1": bal2,
+                "balance_w1_h1": bal1,
+                "range_sine": literal,
+                "range_sine_chain": chain,
+                "rank_tail": max(tails),
+            }
+        )
+    top = {k: _worst([p[k] for p in per]) for k in per[0]} if per else {}
+    return top, per
+
+
+def features_given_w(params: list[torch.Tensor], n: int) -> tuple[dict, list[dict]]:
+    """(top-level keys, one dict per problem) of the GUFM with MSE at the end of the run, params
+    [W (B, K, d), H (B, d, K n)] (Súkeník et al., proof of Lemma 4.1; written since issue 50):
+    ``features_given_w_gap`` = max over samples of ‖x_ki - √d w_k/‖w_k‖‖ / √d (the proof's
+    optimal features given W, when ‖w_k‖ <= d^(-1/2)); ``w_norm_sphere_margin`` = 1 - √d max_k
+    ‖w_k‖ (> 0: every ‖w_k‖ strictly below d^(-1/2)). Top level: the worst seed (largest gap,
+    smallest margin)."""
+    w, h = (p.detach().to(torch.float64) for p in params[:2])
+    d = w.shape[-1]
+    per = []
+    for b in range(w.shape[0]):
+        norms = w[b].norm(dim=1)
+        target = (math.sqrt(d) * w[b] / norms[:, None]).repeat_interleave(n, dim=0).T  # (d, Kn)
+        gap = float((h[b] - target).norm(dim=0).max()) / math.sqrt(d)
+        per.append(
+            {
+                "features_given_w_gap": gap,
+                "w_norm_sphere_margin": 1.0 - math.sqrt(d) * float(norms.max()),
+            }
+        )
+    top = {
+        "features_given_w_gap": _worst([p["features_given_w_gap"] for p in per]),
+        "w_norm_sphere_margin": min(p["w_norm_sphere_margin"] for p in per),
     }
     return top, per
 

@@ -19,7 +19,7 @@ from ...models.ufm import BatchedUFM
 from ...theory.ufm import ufm_ce
 from ..common.seeds import mean, worst
 from .config import REACHED_GAP, describe, threshold_lambda
-from .levels import level_rates, nc1_ends, nuclear_norms
+from .levels import features_given_w, level_rates, nc1_ends, nuclear_norms, same_range
 from .measure import expected_zero, measured_norms, rel_gap, theory_norms
 
 #: grid points this close to the threshold (|criticality - 1| below it) converge slowly (the
@@ -128,6 +128,10 @@ def _extras(cfg, model: BatchedUFM, history: list[dict], reached_seeds: list) ->
     if cfg.model.depth == 2 and cfg.model.relu:
         feats = {k: v.detach() for k, v in model.layer_features().items()}
         parts.append(nuclear_norms(feats, reached_seeds))
+    if cfg.model.depth == 2 and not cfg.model.relu and not model.has_bias:
+        parts.append(same_range(cfg, model.params))
+    if cfg.model.layernorm and cfg.model.loss == "mse":
+        parts.append(features_given_w(model.params, model.spec.n))
     for t, p in parts:
         top.update(t)
         for b in range(B):

@@ -47,6 +47,12 @@ def _proof(name: str, where: str, quote: str, why: str = "", kind: str = "lemma"
     )
 
 
+def _tested(name: str, where: str, quote: str, *claims: str, kind: str = "lemma"):
+    """A lemma or claim of the appendix's proofs that a computation tests directly (issue 50:
+    :mod:`nclab.reproduce.claims.laurent_predictions`)."""
+    return covered(f"{P}:{name}", kind, where, quote, *claims)
+
+
 STATEMENTS = [
     # --- §1 the results in brief --------------------------------------------------------------
     covered(
@@ -266,15 +272,16 @@ STATEMENTS = [
         "The left hand side of (7) is an increasing function of rβ, so µβ < µβ implies rβ < rβ "
         "and more frequent words receive larger embeddings.",
         FIG4A,
+        f"{P}/frequent-larger-thm2",
+        note="fig4a's λ is above Theorem 2's bound read with K = nc^L, so there it is an "
+        "extrapolation; frequent-larger-thm2 tests it where Theorem 2 applies (thm2-small)",
     ),
-    _proof(
+    _tested(
         "system-unique",
         "§3.1; App. G.2, Proposition D",
         "If the regularization parameter λ is small enough, namely λ2 < L n L+1 c Psc β=1 µ2 β, "
         "then (7) (8) has a unique solution.",
-        "a property of the system (7)–(8): nclab's fc_thm2 solves it and tests/test_theory_fc.py "
-        "checks the solution is a critical point; it predicts nothing a run could show apart "
-        "from Theorem 2",
+        f"{P}/system-unique",
         kind="proposition",
     ),
     covered(
@@ -330,7 +337,9 @@ STATEMENTS = [
         "KL is a global minimizer of (9).",
         FIG3_LN,
         FIG4BC,
-        note="type-II collapse of h* with c = τ*/√(KL), any word frequencies",
+        f"{P}/thm3-zipf-constant",
+        note="type-II collapse of h* with c = τ*/√(KL), any word frequencies: c is checked with "
+        "uniform words (fig3-ln) and Zipf words (thm3-zipf-constant, fig4c's h*)",
     ),
     covered(
         f"{P}:thm3-converse",
@@ -340,14 +349,15 @@ STATEMENTS = [
         FIG3_LN,
         FIG4BC,
     ),
-    uncovered(
+    covered(
         f"{P}:no-wd-no-minimum",
         "remark",
         "§2, remark",
         "Without weight decay (i.e. λ = 0), the above objectives typically do not have global "
         "minima.",
-        NOT_TESTABLE,
-        "a fact about infima (the loss tends to 0 as the weights grow): no run reaches a limit",
+        f"{P}/no-wd-norms-grow",
+        note="a fact about infima; what it predicts for a run is that the weights keep growing "
+        "while the loss falls (no limit is reached), against runs with weight decay that settle",
     ),
     # --- Appendix A ---------------------------------------------------------------------------
     covered(
@@ -371,8 +381,9 @@ STATEMENTS = [
     covered(
         f"{P}:a1-fig6a",
         "observation",
-        "App. A.1, Fig. 6a",
-        "(a) h trained on the large training set. Test acc. = 100%",
+        "App. A.1, Fig. 6a (Fig. 4a's caption repeats the words: the quote runs into 6b's)",
+        "(a) h trained on the large training set. Test acc. = 100% (b) h trained on the small "
+        "training set. Test acc. = 66%",
         NO_WD_6A,
     ),
     covered(
@@ -386,8 +397,10 @@ STATEMENTS = [
     covered(
         f"{P}:a1-fig6c",
         "observation",
-        "App. A.1, Fig. 6c",
-        "(c) h trained on the small training set. Test acc. = 100%",
+        "App. A.1, Fig. 6c (Fig. 4c's caption repeats the words: the quote runs into Fig. 6's "
+        "title)",
+        "(c) h trained on the small training set. Test acc. = 100% Figure 6: Same experiments as "
+        "in Figure 4 but with no weight decay.",
         NO_WD,
         note="h* (Fig. 6c)",
     ),
@@ -445,34 +458,49 @@ STATEMENTS = [
         "lemma-a",
         "App. B.2, Lemma A",
         "Lemma A. Suppose A Rm n, B Rm r and C Rr n. Then",
-        "an identity of the Frobenius inner product (⟨A, BC⟩ = ⟨BᵀA, C⟩ = ⟨ACᵀ, B⟩)",
+        "an identity of the trace (⟨A, BC⟩ = ⟨BᵀA, C⟩ = ⟨ACᵀ, B⟩) true of any matrices: it says nothing about the paper's networks that float arithmetic could test",
     ),
-    _proof(
+    _tested(
         "lemma-b",
         "App. C.1, Lemma B",
         "Lemma B. Suppose the latent variables z1, . . . , z K satisfy the symmetry assumption A.",
-        "combinatorial consequences of Assumption A used by the proofs of Theorems 1 and 3",
+        f"{P}/lemma-b",
     ),
-    _proof(
+    _tested(
         "lemma-c",
         "App. C.2, Lemma C",
         "Lemma C. Suppose K = n L c and {z1, . . . , z K} = Z. Then z1, . . . , z K satisfy the "
         "symmetry assumption B.",
-        "a combinatorial fact about the full latent set, used by the converses",
+        f"{P}/lemma-c",
     ),
-    _proof(
+    covered(
+        f"{P}:c2-assumption-b-mild",
+        "remark",
+        "App. C.2",
+        "This assumption, as we will shortly see, is quite mild and is typically satisfied even "
+        "for small values of K.",
+        f"{P}/assumption-b-mild",
+        note="the text repeats it after (43): 'This number of quadruplets is easily achieved "
+        "even for small values of K. So assumption B is quite mild.'",
+    ),
+    _tested(
         "theorem-d",
         "App. D, Theorem D",
         "Theorem D. If the latent variables satisfy the symmetry assumption A, then",
-        "the sharp lower bound on the unregularised risk that the proofs of Theorems 1 and 3 "
-        "start from",
+        f"{P}/theorem-d",
         kind="theorem",
     ),
-    _proof("lemma-d", "App. D.1, Lemma D", "Lemma D. If |Sr(k)| = |Sr(j)| for all j, k [K]"),
-    _proof(
+    _tested(
+        "lemma-d",
+        "App. D.1, Lemma D",
+        "Lemma D. If |Sr(k)| = |Sr(j)| for all j, k [K]",
+        f"{P}/lemma-d",
+    ),
+    _tested(
         "lemma-e",
         "App. D.1, Lemma E",
         "Lemma E. Assume that the latent variables satisfy the symmetry assumption A. Then",
+        f"{P}/lemma-e",
     ),
     covered(
         f"{P}:theorem-e",
@@ -483,65 +511,79 @@ STATEMENTS = [
         K50,
         note="Theorem 1 with its converse",
     ),
-    _proof(
+    _tested(
         "lemma-f",
         "App. E.1, Lemma F",
         "Lemma F. Assume the latent variables satisfy assumption A. Then (W, U) is a solution of "
         "the optimization problem (64) (65) if and only if it belongs to the set",
+        f"{P}/lemma-f-bilinear",
     ),
-    _proof("claim-a", "App. E.1, Claim A", "Claim A. If (W, ˆU) BI c, then", kind="claim"),
+    _tested(
+        "claim-a",
+        "App. E.1, Claim A",
+        "Claim A. If (W, ˆU) BI c, then",
+        f"{P}/lemma-f-bilinear",
+        kind="claim",
+    ),
     _proof(
         "claim-b",
         "App. E.1, Claim B",
         "Claim B. If (W, U) is a solution of (68) (69), then",
+        "a step inside the proof of Lemma F (the bilinear problem's maximisers); the conclusion it serves, Lemma F, is computed (feature-collapse/lemma-f-bilinear)",
         kind="claim",
     ),
     _proof(
         "claim-c",
         "App. E.1, Claim C",
         "Claim C. If (W, ˆU) is a solution of (71) (72), then (W, ˆU) BI c.",
+        "a step inside the proof of Lemma F (the bilinear problem's maximisers); the conclusion it serves, Lemma F, is computed (feature-collapse/lemma-f-bilinear)",
         kind="claim",
     ),
-    _proof(
+    _tested(
         "proposition-a",
         "App. E.2, Proposition A",
         "any (W, U) that minimizes R must belong to ΩI c for some c R.",
-        "the collapse half of Theorem E; the constant is Lemma K's",
+        f"{P}/proposition-a",
         kind="proposition",
     ),
-    _proof(
-        "lemma-g", "App. E.2, Lemma G", "Lemma G. Any global minimizer of (80) must belong to N."
+    _tested(
+        "lemma-g",
+        "App. E.2, Lemma G",
+        "Lemma G. Any global minimizer of (80) must belong to N.",
+        f"{P}/lemma-g",
     ),
-    _proof(
+    _tested(
         "lemma-h",
         "App. E.2, Lemma H",
         "Lemma H. Assume the latent variables satisfy assumption A. Assume also that (W , U ) is a "
         "global minimizer of (80)",
+        f"{P}/lemma-h-o",
     ),
-    _proof(
+    _tested(
         "lemma-i",
         "App. E.2, Lemma I",
         "Lemma I. If the latent variables satisfy the symmetry assumption A, then",
+        f"{P}/lemma-i-p",
     ),
-    _proof(
+    _tested(
         "lemma-j",
         "App. E.2, Lemma J",
         "Lemma J. If the latent variables satisfy assumptions A and B, then",
+        f"{P}/lemma-j",
     ),
-    _proof(
+    _tested(
         "lemma-k",
         "App. E.3, Lemma K",
         "Lemma K. Assume the latent variables satisfy assumption A. If the pair of weights (W, U) "
         "belongs to ΩI c, then",
-        "the risk of a type-I configuration (91), which nclab's fc_thm1 minimises; "
-        "tests/test_theory_fc.py checks it against the exact risk",
+        f"{P}/lemma-k",
     ),
     _proof(
         "remark-e3",
         "App. E.3, remark",
         "In the previous subsections, we only relied on relations (i), (ii) and (iii) of lemma B "
         "to prove collapse. Assumption A was never fully needed.",
-        "a remark on the proof's hypotheses",
+        "a remark on which hypotheses the proofs use (Lemma B's relations, not all of assumption A); it predicts nothing about the risk or a run",
         kind="remark",
     ),
     covered(
@@ -553,117 +595,139 @@ STATEMENTS = [
         FIG4BC,
         note="Theorem 3 with its converse",
     ),
-    _proof("lemma-l", "App. F, Lemma L", "Lemma L. Given a pair of weights (W, U), we have"),
+    _proof(
+        "lemma-l",
+        "App. F, Lemma L",
+        "Lemma L. Given a pair of weights (W, U), we have",
+        "a rewriting of h*'s risk through the word representations, used by Theorem F's proof; the risk it leads to, Lemma R's closed form (123), is computed (feature-collapse/lemma-r)",
+    ),
     _proof(
         "lemma-m",
         "App. F.1, Lemma M",
         "Lemma M. Assume the latent variables satisfy assumption A. Then (V, U) is a solution of "
         "the optimization problem (96) (97) if and only if it belongs to the set",
+        "the h* analogue of Lemma F (the bilinear problem of App. F.1), not computed separately: its consequence, Proposition B, is tested on the minimisers (feature-collapse/proposition-b)",
     ),
-    _proof("claim-d", "App. F.1, Claim D", "Claim D. If (V, U) BII c , then", kind="claim"),
+    _proof(
+        "claim-d",
+        "App. F.1, Claim D",
+        "Claim D. If (V, U) BII c , then",
+        "a step of Lemma M's proof; Lemma M's consequence, Proposition B, is tested (feature-collapse/proposition-b)",
+        kind="claim",
+    ),
     _proof(
         "claim-e",
         "App. F.1, Claim E",
         "Claim E. If (V, ˆU) is a solution of (96) (97), then (V, ˆU) BII c .",
+        "a step of Lemma M's proof; Lemma M's consequence, Proposition B, is tested (feature-collapse/proposition-b)",
         kind="claim",
     ),
-    _proof(
+    _tested(
         "proposition-b",
         "App. F.2, Proposition B",
         "any (W, U) that minimizes R must belong to ΩII c for some c R.",
-        "the collapse half of Theorem F; the constant is Lemma R's",
+        f"{P}/proposition-b",
         kind="proposition",
     ),
-    _proof(
-        "lemma-n", "App. F.2, Lemma N", "Lemma N. Any global minimizer of (114) must belong to N."
+    _tested(
+        "lemma-n",
+        "App. F.2, Lemma N",
+        "Lemma N. Any global minimizer of (114) must belong to N.",
+        f"{P}/lemma-n",
     ),
-    _proof(
+    _tested(
         "lemma-o",
         "App. F.2, Lemma O",
         "Lemma O. Assume the latent variables satisfy assumption A. Assume also that (W , U ) is a "
         "global minimizer of (114)",
+        f"{P}/lemma-h-o",
     ),
-    _proof(
+    _tested(
         "lemma-p",
         "App. F.2, Lemma P",
         "Lemma P. If the latent variables satisfy the symmetry assumption A, then",
+        f"{P}/lemma-i-p",
     ),
     _proof(
         "lemma-q",
         "App. F.2, Lemma Q",
         "Lemma Q. If the latent variables satisfy assumptions A and B, then",
+        "the h* analogue of Lemma J (computed for h: feature-collapse/lemma-j); its conclusion, that the minimisers are type II, is tested (feature-collapse/proposition-b)",
     ),
-    _proof(
+    _tested(
         "lemma-r",
         "App. F.3, Lemma R",
         "Lemma R. Assume the latent variables satisfy assumption A. If the pair of weights (W, U) "
         "belongs to ΩII c , then",
-        "the risk of a type-II configuration, which nclab's fc_thm3 minimises; "
-        "tests/test_theory_fc.py checks it",
+        f"{P}/lemma-r",
     ),
     _proof(
         "lemma-s",
         "App. G.1, Lemma S",
         "Lemma S. The partial derivatives of R0 with respect to uk,ℓand w(α,β) are given by",
-        "the gradient of the risk, for Theorem 2",
+        "the gradient of R0 (the chain rule), a step of Proposition C, whose conclusion is computed (feature-collapse/proposition-c)",
     ),
-    _proof(
+    _tested(
         "proposition-c",
         "App. G.1, Proposition C",
         "Proposition C. Suppose K = n L c and {z1, . . . , z K} = Z. If the weights (W, U) are in "
         "a type-III collapse configuration",
-        "the gradient at a type-III configuration, for Theorem 2",
+        f"{P}/proposition-c",
         kind="proposition",
     ),
     _proof(
         "lemma-t",
         "App. G.1, Lemma T",
         "Lemma T. The quantity Φ(α ,β ),(k,ℓ)(W, U) can be expressed as",
+        "a step of Proposition C's gradient computation, whose conclusion is computed (feature-collapse/proposition-c)",
     ),
     _proof(
         "lemma-u",
         "App. G.1, Lemma U",
         "Lemma U. Assume K = n L c and {z1, . . . , z K} = Z. Assume also that the weights (W, U) "
         "are in a type-III collapse configuration",
+        "a step of Proposition C's gradient computation, whose conclusion is computed (feature-collapse/proposition-c)",
     ),
     _proof(
         "lemma-v",
         "App. G.1, Lemma V",
         "Lemma V. Assume K = n L c and {z1, . . . , z K} = Z. Assume also that the weights (W, U) "
         "are in a type-III collapse configuration",
+        "a step of Proposition C's gradient computation, whose conclusion is computed (feature-collapse/proposition-c)",
     ),
     _proof(
         "lemma-w",
         "App. G.1, Lemma W",
         "Lemma W. Assume K = n L c and {z1, . . . , z K} = Z. Assume also that the weights (W, U) "
         "are in a type-III collapse configuration",
+        "a step of Proposition C's gradient computation, whose conclusion is computed (feature-collapse/proposition-c)",
     ),
     _proof(
         "claim-f",
         "App. G.2, Claim F",
         "Claim F. The function ϕβ : [0, + ) (0, + ) is continuous, strictly decreasing",
-        "a step of Proposition D (the system (7)–(8) has one solution)",
+        "a property of the function φ_β inside the proof of Proposition D, whose conclusion (one solution of (7)-(8) from every start) is computed (feature-collapse/system-unique)",
         kind="claim",
     ),
     _proof(
         "claim-g",
         "App. H, Claim G",
         "Claim G. For all A Rd m and B Rd n, we have that ψ(AT B) φ(A, B).",
-        "a step of Theorem G (no spurious local minimizers)",
+        "a step of Theorem G (the nuclear-norm inequality behind it), which feature-collapse/no-spurious-minima tests",
         kind="claim",
     ),
     _proof(
         "claim-h",
         "App. H, Claim H",
         "Claim H. Suppose (A, B) is a critical point of φ which satisfies",
-        "a step of Theorem G (no spurious local minimizers)",
+        "a step of Theorem G (a property of its critical points), which feature-collapse/no-spurious-minima tests",
         kind="claim",
     ),
     _proof(
         "claim-i",
         "App. H, Claim I",
         "Claim I. Suppose (A, B) is a critical point of φ which satisfies",
-        "a step of Theorem G (no spurious local minimizers)",
+        "a step of Theorem G (a property of its critical points), which feature-collapse/no-spurious-minima tests",
         kind="claim",
     ),
 ]

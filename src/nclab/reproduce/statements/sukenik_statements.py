@@ -10,7 +10,7 @@ Length: a declaration per statement of the fragment, no logic.
 
 from __future__ import annotations
 
-from .base import NOT_TESTABLE, PROOF, covered, uncovered
+from .base import PROOF, covered, uncovered
 
 P = "sukenik"
 GUFM_MSE, GUFM_CE, UFM_CE = f"{P}/gufm-mse", f"{P}/gufm-ce", f"{P}/ufm-ce"
@@ -55,14 +55,13 @@ STATEMENTS = [
         "consider in (8).",
         GUFM_CE,
     ),
-    uncovered(
+    covered(
         f"{P}:mse-features-given-w",
         "claim",
         "Appendix, proof of Lemma 4.1 (MSE)",
         "if $\\left\\lVert w_{k}\\right\\rVert\\leq d^{-\\frac{1}{2}}$, then the optimal solution "
         "is $x_{ki}=\\sqrt{d}\\cdot w_{k}/\\left\\lVert w_{k}\\right\\rVert.$",
-        PROOF,
-        "a conditional optimum inside the proof; the lemma's optimum (tested) satisfies it",
+        f"{P}/mse-optimum-given-w",
     ),
     covered(
         f"{P}:mse-rate-features",
@@ -80,14 +79,13 @@ STATEMENTS = [
         GUFM_MSE,
         note="in the appendix's normalisation (λ_app = λ/d in nclab's, docs/theory-ufm.md)",
     ),
-    uncovered(
+    covered(
         f"{P}:mse-w-norm-margin",
         "claim",
         "Appendix, proof of Lemma 4.1 (MSE)",
         "for fixed $\\lambda,K,$ this solution is strictly smaller than $d^{-\\frac{1}{2}}$ with "
         "non-zero margin",
-        NOT_TESTABLE,
-        "a property of the closed form (1/(√d(1+λK)) < 1/√d for λK > 0), no numerical content",
+        f"{P}/mse-optimum-given-w",
     ),
     covered(
         f"{P}:mse-rate-norm",

@@ -66,8 +66,10 @@ STATEMENTS = [
     covered(
         f"{P}:thm3.1-threshold",
         "theorem",
-        "§3.1, Theorem 3.1 (App. A, Lemma A.1)",
-        "we get that if K\\sqrt{n\\lambda_{H}\\lambda_{W}}>1 then the minimizer is "
+        "§3.1, Theorem 3.1 (App. A, Lemma A.1; App. B repeats it with Lemma B.1)",
+        "Invoking Lemma A.1 with \\beta=\\|\\mathbf{w}_{k}\\|_{2}\\|\\mathbf{h}_{k}\\|_{2} and "
+        "c=K\\sqrt{n\\lambda_{H}\\lambda_{W}}, we get that if K\\sqrt{n\\lambda_{H}\\lambda_{W}}>1 "
+        "then the minimizer is "
         "(\\mathbf{W}^{*},\\mathbf{H}^{*})=(\\mathbf{0},\\mathbf{0})",
         PHASE,
         note=_MISSING.format("its proof (App. A)"),
@@ -156,9 +158,11 @@ STATEMENTS = [
     covered(
         f"{P}:thm4.1-threshold",
         "theorem",
-        "§4, Theorem 4.1 (a nonzero minimizer)",
+        "§4, Theorem 4.1 (a nonzero minimizer); App. D, the conclusion on W1H1 (the one on H1 "
+        "repeats the words)",
         "for d\\geq K and (\\mathbf{W}_{2}^{*},\\mathbf{W}_{1}^{*},\\mathbf{H}_{1}^{*}) being a "
-        "(nonzero) global minimizer of (23)",
+        "(nonzero) global minimizer of (23), we have that \\mathbf{W}_{1}^{*}\\mathbf{H}_{1}^{*} "
+        "collapses",
         PHASE_LIN,
         note="the condition for a nonzero minimizer is missing from the extraction; nclab's "
         "theory derives it, K (n λ_H1 λ_W1 λ_W2)^(1/3) <= 2^(-4/3) (docs/theory-ufm.md)",
@@ -172,16 +176,17 @@ STATEMENTS = [
         FIG5_LIN,
         FIG9_LIN,
     ),
-    uncovered(
+    covered(
         f"{P}:thm4.1-same-range",
         "claim",
         "App. D (from the proof of Theorem 4.1)",
         "the global minimizers necessarily have that \\mathbf{W}_{2}^{*\\top},"
         "\\mathbf{W}_{1}^{*\\top} and \\mathbf{H}_{1}^{*} have exactly the same K dimensional "
         "range (column space)",
-        PROOF,
-        "a step of the proof of Theorem 4.1, whose consequences (the OF collapse of H1 and "
-        "W1H1, W2 aligned) the claims test",
+        f"{P}/thm4.1-same-range",
+        note="the identities it cites equate range(W2ᵀ) with range(W1) and range(W1ᵀ) with "
+        "range(H1); read literally the sentence also equates range(W2ᵀ) with range(W1ᵀ), which "
+        "the minimisers' rotations do not fix",
     ),
     covered(
         f"{P}:similar-nc1",
@@ -264,7 +269,9 @@ STATEMENTS = [
         "Note that, as expected, if we fixed \\mathbf{H} to be \\mathbf{H}^{*}_{n}, a global "
         "minimizer of the joint optimization",
         PROOF,
-        "a consistency step of the proof of Theorem 5.1 (Ŵ_n(H*_n) = W*)",
+        "a consistency step of the proof of Theorem 5.1: with H fixed at a joint minimiser's "
+        "H*, the W-problem returns its W* (true by the definition of a joint minimiser); it "
+        "predicts nothing beyond Theorem 5.1, which tirer-bruna/fixed-features tests",
     ),
     # --- §6 and App. G: experiments -----------------------------------------------------------
     covered(

@@ -1,0 +1,132 @@
+"""Claims of Jacot, Súkeník, Wang & Mondelli (ICLR 2025) that a proof step states and a trained
+network tests directly (issue 50): Lemma C.2's bound on the linear head's departure from exact
+balancedness, and §5's identity κ(W_L) = κ(W_(L:L1+1))^(1/L2) in the approximate form Lemma C.2
+gives it, on the network of Theorem 3.1's certificate (``linear-head`` preset ``thm31-bounds``).
+"""
+
+from __future__ import annotations
+
+from ...experiments.protocol import Validity
+from ..checks import Check, beyond
+from ..registry import Claim, RunSpec
+from .jacot import PAPER
+from .jacot_beyond import _NO_RUN
+
+LEMMA_WHY = (
+    "derived from the theory: Lemma C.2 holds for any weights meeting its two hypotheses, so its "
+    "bound, evaluated with the head's own ε2 (largest ‖W_(l+1)ᵀW_(l+1) - W_l W_lᵀ‖_op) and r "
+    "(largest ‖W_l‖_op), is the threshold"
+)
+WEYL_WHY = (
+    "derived from the theory: by Weyl's inequality, a symmetric perturbation δ (Lemma C.2's "
+    "bound) of W_(L:L1+1)W_(L:L1+1)ᵀ moves each eigenvalue of (W_L W_Lᵀ)^L2 by at most δ, so "
+    "κ(W_L) lies in [((s_1² - δ)/(s_K² + δ))^(1/(2 L2)), ((s_1² + δ)/(s_K² - δ))^(1/(2 L2))], "
+    "s_i the product's singular values; the check reads the larger of the two distances from "
+    "κ(W_(L:L1+1))^(1/L2) to the bracket's ends, relative"
+)
+
+_RUN = {
+    "main": RunSpec(
+        "linear-head", quick="thm31-bounds-quick", full="thm31-bounds", no_paper=_NO_RUN
+    )
+}
+
+_MEASURED = {
+    "‖(W_L W_Lᵀ)^L2 - W_(L:L1+1)W_(L:L1+1)ᵀ‖_op": "certificate.lemma_c2.lhs",
+    "Lemma C.2's bound L2²/2 ε2 r^(2(L2-1))": "certificate.lemma_c2.bound",
+    "left side / bound": "certificate.lemma_c2.ratio",
+    "ε2": "certificate.lemma_c2.eps2",
+    "r (largest ‖W_l‖_op of the head)": "certificate.lemma_c2.r",
+}
+#: the identity is testable only where Lemma C.2's bound brackets κ(W_L)
+_BRACKETED = Validity(
+    "certificate.lemma_c2.kappa_tolerance",
+    "<",
+    1.0,
+    "where Lemma C.2's bound reaches s_K(W_(L:L1+1))², Weyl's inequality does not bound κ(W_L) "
+    "from above (the tolerance is written as the largest float): the run cannot test the "
+    "identity",
+)
+
+
+def _run(*valid: Validity) -> dict[str, RunSpec]:
+    return {
+        "main": RunSpec(
+            "linear-head",
+            quick="thm31-bounds-quick",
+            full="thm31-bounds",
+            no_paper=_NO_RUN,
+            validity=tuple(valid) if valid else None,
+        )
+    }
+
+
+CLAIMS: list[Claim] = [
+    Claim(
+        id="jacot/lemma-c2",
+        paper=PAPER,
+        where="App. C, Lemma C.2",
+        claim="If the linear head is approximately balanced (ε2) with ‖W_l‖_op <= r, then "
+        "‖(W_L W_Lᵀ)^L2 - W_(L:L1+1)W_(L:L1+1)ᵀ‖_op <= L2²/2 · ε2 · r^(2(L2-1)): on the trained "
+        "network of Theorem 3.1's certificate.",
+        runs=_run(),
+        measured=_MEASURED,
+        paper_values={"Lemma C.2": "a bound (proved)"},
+        checks=[
+            Check(
+                "Lemma C.2: the left side is at most L2²/2 ε2 r^(2(L2-1))",
+                path="certificate.lemma_c2.lhs",
+                op="<=",
+                ref="certificate.lemma_c2.bound",
+                name="lemma-c2",
+                ours=LEMMA_WHY,
+                depends_on=(),
+            ),
+            beyond(
+                Check(
+                    "Lemma C.2's bound is informative: the left side is at least a tenth of it",
+                    path="certificate.lemma_c2.ratio",
+                    op=">=",
+                    value=0.1,
+                    name="lemma-c2-tight",
+                    ours="how tight the lemma is here (the paper states a bound, not its "
+                    "tightness): within a decade of the left side",
+                )
+            ),
+        ],
+        quick_seconds=20.0,
+        full_seconds=900.0,
+        note="lemma_c2 is computed from the trained head's float64 weights beside Theorem 3.1's "
+        "certificate (linear_head.measure.lemma_c2).",
+    ),
+    Claim(
+        id="jacot/balanced-kappa",
+        paper=PAPER,
+        where="§5 (κ(W_L) = κ(W_(L:L1+1))^(1/L2)); App. C, Lemma C.2",
+        claim="Balancedness gives κ(W_L) = κ(W_(L:L1+1))^(1/L2) (§5); for an approximately "
+        "balanced head it holds within the perturbation Lemma C.2 allows: on the trained network "
+        "of Theorem 3.1's certificate.",
+        runs=_run(_BRACKETED),
+        measured={
+            "κ(W_L)": "certificate.lemma_c2.kappa_wl",
+            "κ(W_(L:L1+1))^(1/L2)": "certificate.lemma_c2.kappa_root",
+            "|κ(W_L) - κ(W_(L:L1+1))^(1/L2)| / κ(W_L)": "certificate.lemma_c2.kappa_rel_gap",
+            "half-width of the Weyl bracket, relative": "certificate.lemma_c2.kappa_tolerance",
+            **_MEASURED,
+        },
+        paper_values={"κ(W_L)": "κ(W_(L:L1+1))^(1/L2) if balanced"},
+        checks=[
+            Check(
+                "κ(W_L) is κ(W_(L:L1+1))^(1/L2) within the Weyl bracket of Lemma C.2's bound",
+                path="certificate.lemma_c2.kappa_rel_gap",
+                op="<=",
+                ref="certificate.lemma_c2.kappa_tolerance",
+                name="balanced-kappa",
+                ours=WEYL_WHY,
+                depends_on=(),
+            ),
+        ],
+        quick_seconds=20.0,
+        full_seconds=900.0,
+    ),
+]
