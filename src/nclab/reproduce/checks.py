@@ -96,6 +96,9 @@ class Ours(str):
     def __reduce__(self):
         return (Ours, (self.principle, str(self)))
 
+    def __add__(self, more: str) -> Ours:  # a reason extended keeps its principle
+        return Ours(self.principle, str(self) + more)
+
 
 def ours(principle: Principle, text: str) -> Ours:
     """The reason of a threshold we chose, with the principle it follows."""

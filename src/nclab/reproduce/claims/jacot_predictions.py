@@ -7,22 +7,24 @@ gives it, on the network of Theorem 3.1's certificate (``linear-head`` preset ``
 from __future__ import annotations
 
 from ...experiments.protocol import Validity
-from ..checks import Check, beyond
+from ..checks import Check, Principle, beyond, ours
 from ..registry import Claim, RunSpec
 from .jacot import PAPER
 from .jacot_beyond import _NO_RUN
 
-LEMMA_WHY = (
+LEMMA_WHY = ours(
+    Principle.THEORY,
     "derived from the theory: Lemma C.2 holds for any weights meeting its two hypotheses, so its "
     "bound, evaluated with the head's own ε2 (largest ‖W_(l+1)ᵀW_(l+1) - W_l W_lᵀ‖_op) and r "
-    "(largest ‖W_l‖_op), is the threshold"
+    "(largest ‖W_l‖_op), is the threshold",
 )
-WEYL_WHY = (
+WEYL_WHY = ours(
+    Principle.THEORY,
     "derived from the theory: by Weyl's inequality, a symmetric perturbation δ (Lemma C.2's "
     "bound) of W_(L:L1+1)W_(L:L1+1)ᵀ moves each eigenvalue of (W_L W_Lᵀ)^L2 by at most δ, so "
     "κ(W_L) lies in [((s_1² - δ)/(s_K² + δ))^(1/(2 L2)), ((s_1² + δ)/(s_K² - δ))^(1/(2 L2))], "
     "s_i the product's singular values; the check reads the larger of the two distances from "
-    "κ(W_(L:L1+1))^(1/L2) to the bracket's ends, relative"
+    "κ(W_(L:L1+1))^(1/L2) to the bracket's ends, relative",
 )
 
 _RUN = {
@@ -89,8 +91,11 @@ CLAIMS: list[Claim] = [
                     op=">=",
                     value=0.1,
                     name="lemma-c2-tight",
-                    ours="how tight the lemma is here (the paper states a bound, not its "
-                    "tightness): within a decade of the left side",
+                    ours=ours(
+                        Principle.LOG_PLOT,
+                        "how tight the lemma is here (the paper states a bound, not its "
+                        "tightness): within a decade of the left side",
+                    ),
                 )
             ),
         ],

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ...experiments.fc_lemmas.config import FLOAT_TOL
 from ...experiments.protocol import Validity
-from ..checks import AnyCheck, Check, Equals, beyond, sanity
+from ..checks import AnyCheck, Check, Equals, Principle, beyond, ours, sanity
 from ..registry import Claim, RunSpec
 from .laurent import NO_WD_GPU_SECONDS, PAPER, THEOREM_WHY
 from .laurent import _run as _fc_runs
@@ -35,21 +35,24 @@ _NO_PAPER = (
     "A and B hold exactly"
 )
 #: why an identity is held to FLOAT_TOL
-FLOAT_WHY = (
+FLOAT_WHY = ours(
+    Principle.NUMERICAL,
     "numerical precision: the identity is exact, and float64 sums of at most ~10^5 terms each "
-    "exact to a few ulps are exact to ~1e-12; 1e-10 leaves two decades"
+    "exact to a few ulps are exact to ~1e-12; 1e-10 leaves two decades",
 )
 #: why a strict inequality is read as its smallest gap above FLOAT_TOL
-STRICT_WHY = (
+STRICT_WHY = ours(
+    Principle.NUMERICAL,
     "numerical precision: a strict inequality holds when its smallest gap over the points "
-    "exceeds the float64 precision of the two sides (1e-10 relative)"
+    "exceeds the float64 precision of the two sides (1e-10 relative)",
 )
 #: why a minimiser's quantity is held to the stopping rule's bound
-STOP_WHY = (
+STOP_WHY = ours(
+    Principle.THEORY,
     "derived from L-BFGS's stopping rule max |∇R| <= g: near a minimiser whose smallest non-flat "
     "Hessian eigenvalue is μ, R - R* <= n g² / (2μ) and the distance to the minimiser set "
     "<= √n g / μ; the part of Û common to every class has gradient λ times itself (the "
-    "cross-entropy is blind to it), so ‖Σ_k Û_k‖_F / √K <= √(n_U) g / λ"
+    "cross-entropy is blind to it), so ‖Σ_k Û_k‖_F / √K <= √(n_U) g / λ",
 )
 
 
@@ -152,7 +155,10 @@ CLAIMS: list[Claim] = [
                 op="==",
                 value=0,
                 name="sphere-sizes",
-                ours="numerical precision: an exact count (the sizes are integers)",
+                ours=ours(
+                    Principle.NUMERICAL,
+                    "numerical precision: an exact count (the sizes are integers)",
+                ),
                 depends_on=(),
             ),
             _exact(
@@ -222,9 +228,12 @@ CLAIMS: list[Claim] = [
                 op=">=",
                 value=0.9,
                 name="small-k-typically",
-                ours="'typically satisfied even for small values of K': K = 10 is small beside "
-                "the paper's K = 50-1000 and within a factor 2 of the (nc+1)nc/2 = 6 equations "
-                "the paper counts; 'typically' is our 9 draws in 10",
+                ours=ours(
+                    Principle.WORDS,
+                    "'typically satisfied even for small values of K': K = 10 is small beside "
+                    "the paper's K = 50-1000 and within a factor 2 of the (nc+1)nc/2 = 6 equations "
+                    "the paper counts; 'typically' is our 9 draws in 10",
+                ),
                 depends_on=(),
             ),
         ],
@@ -491,8 +500,11 @@ CLAIMS: list[Claim] = [
                 op="==",
                 value=1,
                 name="unique",
-                ours="numerical precision: an exact count of the solutions that differ by more "
-                "than the solves' precision (1e-8 relative)",
+                ours=ours(
+                    Principle.NUMERICAL,
+                    "numerical precision: an exact count of the solutions that differ by more "
+                    "than the solves' precision (1e-8 relative)",
+                ),
                 depends_on=(),
             ),
             Equals(
@@ -508,8 +520,11 @@ CLAIMS: list[Claim] = [
                 op="<=",
                 value=1e-8,
                 name="is-fc-thm2",
-                ours="numerical precision of the solves: a log-residual <= 1e-12 moves the "
-                "solution by at most ~1e-10 relatively (the distinct-solution tolerance)",
+                ours=ours(
+                    Principle.NUMERICAL,
+                    "numerical precision of the solves: a log-residual <= 1e-12 moves the "
+                    "solution by at most ~1e-10 relatively (the distinct-solution tolerance)",
+                ),
                 depends_on=(),
             ),
             sanity(
@@ -519,8 +534,11 @@ CLAIMS: list[Claim] = [
                     op=">=",
                     value=0.5,
                     name="converged",
-                    ours="a solver sanity check: the starts spread over ±2 decades around 1; "
-                    "half of them converging shows the search covered the orthant",
+                    ours=ours(
+                        Principle.DESIGN,
+                        "a solver sanity check: the starts spread over ±2 decades around 1; "
+                        "half of them converging shows the search covered the orthant",
+                    ),
                 )
             ),
         ],
@@ -664,11 +682,12 @@ CLAIMS: list[Claim] = [
 #: the four networks of App. A.1 (no weight decay), as feature-collapse/no-wd-loss runs them
 _NO_WD = ("no-wd-fig3", "no-wd-fig4a", "no-wd-fig4b", "no-wd-fig4c")
 #: why growth over the second half reads "no global minimum"
-GROWTH_WHY = (
+GROWTH_WHY = ours(
+    Principle.WORDS,
     "the remark's content: without weight decay the risk has no minimiser (it falls to 0 as the "
     "weights grow), so training keeps enlarging the weights while the loss falls; a finite run "
     "can show only that they are still growing: a ratio above 1 over the second half of "
-    "training (a minimiser would hold them fixed: ratio 1)"
+    "training (a minimiser would hold them fixed: ratio 1)",
 )
 
 
@@ -732,8 +751,11 @@ CLAIMS += [
                     op="<=",
                     value=1.01,
                     name="with-wd-settles",
-                    ours="the contrast the remark implies: with λ > 0 a minimiser exists and "
-                    "the run converges to it; 1 % is our tolerance for 'settled'",
+                    ours=ours(
+                        Principle.WORDS,
+                        "the contrast the remark implies: with λ > 0 a minimiser exists and "
+                        "the run converges to it; 1 % is our tolerance for 'settled'",
+                    ),
                 )
             ),
         ],
@@ -803,8 +825,11 @@ CLAIMS += [
                 op=">",
                 value=0.0,
                 name="ranks-ordered",
-                ours="the statement's strict order r_1 > ... > r_sc: 0 is its boundary "
-                "(Theorem 2's own smallest fall here is 2 %)",
+                ours=ours(
+                    Principle.THEORY,
+                    "the statement's strict order r_1 > ... > r_sc: 0 is its boundary "
+                    "(Theorem 2's own smallest fall here is 2 %)",
+                ),
             ),
             Check(
                 "word norm increases with frequency (Spearman >= 0.8)",
@@ -812,8 +837,11 @@ CLAIMS += [
                 op=">=",
                 value=0.8,
                 name="norm-frequency-spearman",
-                ours="the reading feature-collapse/fig4a uses ('the norm increases with "
-                "frequency' over the words, Spearman >= 0.8), here where Theorem 2 applies",
+                ours=ours(
+                    Principle.WORDS,
+                    "the reading feature-collapse/fig4a uses ('the norm increases with "
+                    "frequency' over the words, Spearman >= 0.8), here where Theorem 2 applies",
+                ),
             ),
         ],
         quick_seconds=12,

@@ -6,17 +6,18 @@ read at the end of the GUFM-MSE run (``ufm`` preset ``gufm-mse``).
 from __future__ import annotations
 
 from ...experiments.ufm.config import REACHED_GAP
-from ..checks import Check
+from ..checks import Check, Principle, ours
 from ..registry import Claim, RunSpec
 from .sukenik import _PROOF_ONLY, EXP, PAPER
 
 #: the proof's own rate (mse-rate-features): a feature deviates from the optimum by at most
 #: O(ε^(1/4)) at an extra loss ε; the runs reach ε <= REACHED_GAP
 RATE_TOL = REACHED_GAP**0.25
-RATE_WHY = (
+RATE_WHY = ours(
+    Principle.THEORY,
     "derived from the theory: the same proof bounds a feature's deviation from the optimum by "
     f"O(ε^(1/4)) at an extra loss ε (sukenik/mse-rate-features), and the run reaches ε <= "
-    f"{REACHED_GAP:g} (sukenik/gufm-mse's objective check): {RATE_TOL:.3g}"
+    f"{REACHED_GAP:g} (sukenik/gufm-mse's objective check): {RATE_TOL:.3g}",
 )
 #: the measured ‖w_k‖ is exact to the gufm-mse claim's norm tolerance
 NORM_PRECISION = 1e-6
@@ -57,8 +58,11 @@ CLAIMS: list[Claim] = [
                 op=">",
                 value=NORM_PRECISION,
                 name="w-norm-margin",
-                ours="numerical precision: the run's ‖w_k‖ is exact to 1e-6 (sukenik/gufm-mse's "
-                "norm check), so a margin above it is a non-zero margin",
+                ours=ours(
+                    Principle.NUMERICAL,
+                    "numerical precision: the run's ‖w_k‖ is exact to 1e-6 (sukenik/gufm-mse's "
+                    "norm check), so a margin above it is a non-zero margin",
+                ),
                 depends_on=(),
             ),
         ],

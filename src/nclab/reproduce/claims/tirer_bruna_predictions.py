@@ -7,18 +7,19 @@ the paper's setting).
 from __future__ import annotations
 
 from ...experiments.ufm.config import REACHED_GAP
-from ..checks import Check
+from ..checks import Check, Principle, ours
 from ..registry import Claim, RunSpec
 from .tirer_bruna import EXP, PAPER
 
 #: the identities are first order in the distance to a critical point, which an objective gap ε
 #: bounds by O(√ε): the runs reach ε = REACHED_GAP
 FIRST_ORDER = REACHED_GAP**0.5
-FIRST_ORDER_WHY = (
+FIRST_ORDER_WHY = ours(
+    Principle.THEORY,
     "derived from the optimiser's tolerance: the identities hold at every critical point and "
     "their residuals are first order in the distance to one, which the objective gap "
     f"ε <= {REACHED_GAP:g} the runs reach (tirer-bruna/fig5-linear) bounds by O(√ε) = "
-    f"{FIRST_ORDER:g}"
+    f"{FIRST_ORDER:g}",
 )
 #: the statement's sentence, read two ways (checks sharing it are readings of one sentence)
 SAME_RANGE = "same-range"

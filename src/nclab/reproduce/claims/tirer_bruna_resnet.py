@@ -24,14 +24,16 @@ FALLS = ours(
 )
 #: the two levels' order and the shared frame are read off figures (relabelled in issue 50: the
 #: text says only "the similarity of the NC metrics", it states neither)
-LEVELS = (
+LEVELS = ours(
+    Principle.LOG_PLOT,
     "our reading of §6, Fig. 5 (right panels) and App. G, Fig. 10, whose curves show the second "
-    "level below the first (the text states no order): a ratio below 1"
+    "level below the first (the text states no order): a ratio below 1",
 )
-SAME_FRAME = (
+SAME_FRAME = ours(
+    Principle.LOG_PLOT,
     "our reading of §6, Fig. 5 (right panels): the text says only 'the similarity of the NC "
     "metrics' of the network and the extended UFM; 'end closer to the same frame' is what the "
-    "curves show (a flag per seed: 1 when they do)"
+    "curves show (a flag per seed: 1 when they do)",
 )
 
 
