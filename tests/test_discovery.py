@@ -14,6 +14,7 @@ import pytest
 
 from nclab.errors import ConfigError
 from nclab.experiments import catalog
+from nclab.experiments.protocol import Experiment, Smoke
 from nclab.reproduce import registry
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "nclab"
@@ -106,3 +107,36 @@ def test_an_unknown_claims_module_says_where_it_was_named(monkeypatch):
     monkeypatch.setenv(registry.ENV, "no_such_claims_module")
     with pytest.raises(ConfigError, match="no_such_claims_module.*NCLAB_CLAIMS"):
         registry.all_claims()
+
+
+# --- the smoke rung: declared by the experiment, beside its presets ---------------------------------
+
+
+def test_every_experiment_a_claim_runs_declares_its_smoke_rung():
+    """What the tests run of a claim's quick runs (tests/test_claim_checks.py) is the experiment's
+    own declaration, never a table of the tests."""
+    quick = {
+        s.experiment for c in registry.all_claims() if c.runnable("quick") for s in c.runs.values()
+    }
+    missing = [e for e in sorted(quick) if not catalog.get_experiment(e).smoke.overrides]
+    assert missing == []
+
+
+def test_a_smoke_rung_names_existing_presets_and_keys():
+
+    ufm = catalog.get_experiment("ufm")
+    over = ufm.smoke.overrides_for("gufm-mse-rates-quick")
+    assert (
+        over["rates.iters"] == 40
+        and ufm.smoke.overrides_for("tb-fig2-nobias")["train.steps"] == 400
+    )
+    args = ("x", "", ufm.config_cls, ufm.presets)
+    with pytest.raises(ConfigError, match="smoke preset 'nope' is not a preset"):
+        Experiment(*args, smoke=Smoke({"train.steps": 1}, presets={"nope": {}}))
+    with pytest.raises(ConfigError, match="smoke: 'train.stepz'"):
+        Experiment(*args, smoke=Smoke({"train.stepz": 1}))
+    # the rung resolves to a valid config of every preset it cuts
+    for name in catalog.experiment_names():
+        exp = catalog.get_experiment(name)
+        for preset in exp.smoke.presets:
+            exp.config(preset, exp.smoke.overrides_for(preset))

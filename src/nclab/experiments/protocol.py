@@ -21,6 +21,9 @@ An experiment package defines ``EXPERIMENT = Experiment(...)`` in its ``__init__
 * ``paper``: which of its presets run a paper's own setting (:class:`PaperSetting`: the keys the
   paper leaves open and the preset chose), from which a claim's instance text is computed
   (:mod:`nclab.reproduce.instance`);
+* ``smoke``: its smoke rung (:class:`Smoke`), the overrides that cut any of its presets short
+  while keeping the summary's structure: what the tests run (``tests/test_claim_checks.py``),
+  below the quick / medium / full ladder of :mod:`nclab.reproduce`;
 * ``remeasure(cfg, unit) -> dict`` (optional): a finished unit's summary measured again from
   what its directory holds (its trained state), for when the measures change after a long run;
   :func:`nclab.experiments.runner.remeasure` calls it for every unit and writes the summaries.
@@ -187,6 +190,32 @@ class PaperSetting:
     seeds: int | None = None
 
 
+@dataclass(frozen=True)
+class Smoke:
+    """An experiment's smoke rung: the overrides that cut a run of any of its presets short (fewer
+    epochs, steps or samples) while keeping its summary's structure, and the most seeds it runs
+    (two keep the structure of a summary over seeds: mean, std). The tests run every claim's
+    quick runs at this rung (``tests/test_claim_checks.py``), so it is declared beside the
+    presets, by the experiment, never in a table of the tests.
+
+    ``presets`` replaces ``overrides`` for the presets it names (a preset whose summary needs
+    more of the run than the default cut leaves: a bound that exists only once the network
+    interpolates); ``why`` says why, per preset where it matters.
+
+    >>> smoke = Smoke({"train.epochs": 4}, presets={"big-quick": {"train.epochs": 40}})
+    >>> smoke.overrides_for("small-quick"), smoke.overrides_for("big-quick")
+    ({'train.epochs': 4}, {'train.epochs': 40})
+    """
+
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    seeds: int = 2
+
+    def overrides_for(self, preset: str | None) -> dict[str, Any]:
+        """The overrides that cut a run of ``preset`` short: its own, else the default."""
+        return dict(self.presets.get(preset, self.overrides) if preset else self.overrides)
+
+
 @dataclass
 class Experiment:
     """An experiment's declaration (see the module docstring).
@@ -197,8 +226,9 @@ class Experiment:
     ``train`` defaults to ``"train:train"`` and ``figures`` to ``"figures:figures"`` when the
     package has a ``figures`` module. ``paper`` maps the presets that run a paper's own setting to
     their :class:`PaperSetting`; ``bookkeeping`` names config keys that, beside the config class's
-    ``BOOKKEEPING``, say how a run is carried out rather than what it computes. Both are checked
-    here: a preset or key that does not exist is a :class:`~nclab.errors.ConfigError`.
+    ``BOOKKEEPING``, say how a run is carried out rather than what it computes; ``smoke`` is
+    its smoke rung (:class:`Smoke`). All three are checked here: a preset or key that does not
+    exist is a :class:`~nclab.errors.ConfigError`.
     """
 
     name: str
@@ -216,6 +246,7 @@ class Experiment:
     paper: Mapping[str, PaperSetting] = field(default_factory=dict)
     bookkeeping: tuple[str, ...] = ()
     validity: tuple[Validity, ...] = ()
+    smoke: Smoke = field(default_factory=Smoke)
 
     def __post_init__(self) -> None:
         self._check_declarations()
@@ -244,18 +275,25 @@ class Experiment:
         return list(self.presets)
 
     def _check_declarations(self) -> None:
-        """Every paper preset exists, every key it and ``bookkeeping`` name is a config key."""
-        if not (self.paper or self.bookkeeping):
+        """Every paper or smoke preset exists, every key they and ``bookkeeping`` name is a
+        config key."""
+        smoke = self.smoke
+        if not (self.paper or self.bookkeeping or smoke.overrides or smoke.presets):
             return
         keys = set(valid_keys(self.config_cls))
         named = [("bookkeeping", k) for k in self.bookkeeping]
-        for preset, setting in self.paper.items():
-            if preset not in self.presets:
+        named += [("smoke", k) for k in flatten(smoke.overrides)]
+        for what, presets in (("paper", self.paper), ("smoke", smoke.presets)):
+            unknown = [p for p in presets if p not in self.presets]
+            if unknown:
                 raise ConfigError(
-                    f"experiment {self.name!r}: paper preset {preset!r} is not a preset; "
+                    f"experiment {self.name!r}: {what} preset {unknown[0]!r} is not a preset; "
                     f"presets: {', '.join(self.presets)}"
                 )
+        for preset, setting in self.paper.items():
             named += [(f"paper preset {preset!r}", k) for k in (*setting.unstated, *setting.unused)]
+        for preset, over in smoke.presets.items():
+            named += [(f"smoke preset {preset!r}", k) for k in flatten(over)]
         bad = [f"{who}: {k!r}" for who, k in named if k not in keys]
         if bad:
             raise ConfigError(
