@@ -93,3 +93,15 @@ def test_run_results_in_the_docs_come_from_the_ledger():
         outside = re.sub(r"<!-- evidence:.*?<!-- /evidence -->", "", text, flags=re.S)
         hits = count.findall(" ".join(outside.split()))
         assert not hits, f"docs/{name} counts claims by hand: {hits}"
+
+
+def test_every_experiment_names_its_docs_page_and_the_page_names_it():
+    """The page that documents an experiment is part of its declaration (``Experiment(docs=)``),
+    and says how to run it."""
+    from nclab.experiments import experiment_names, get_experiment
+
+    for name in experiment_names():
+        page = get_experiment(name).docs
+        assert page and (ROOT / page).is_file(), (name, page)
+        text = (ROOT / page).read_text()
+        assert f"`{name}`" in text or f"nclab run {name}" in text or f"nclab {name}" in text, name

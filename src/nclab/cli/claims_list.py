@@ -113,7 +113,7 @@ def _list_statements(claims, json: bool, markdown: bool) -> None:
             {
                 "statements": inventory.rows(picked),
                 "counts": inventory.coverage_counts(picked),
-                "outside": inventory.OUTSIDE,
+                "outside": inventory.outside_claims(),
             }
         )
         return

@@ -21,6 +21,7 @@ An experiment package defines ``EXPERIMENT = Experiment(...)`` in its ``__init__
 * ``paper``: which of its presets run a paper's own setting (:class:`PaperSetting`: the keys the
   paper leaves open and the preset chose), from which a claim's instance text is computed
   (:mod:`nclab.reproduce.instance`);
+* ``docs``: the page that documents it (its presets, what it measured, how to rerun it);
 * ``smoke``: its smoke rung (:class:`Smoke`), the overrides that cut any of its presets short
   while keeping the summary's structure: what the tests run (``tests/test_claim_checks.py``),
   below the quick / medium / full ladder of :mod:`nclab.reproduce`;
@@ -227,7 +228,9 @@ class Experiment:
     package has a ``figures`` module. ``paper`` maps the presets that run a paper's own setting to
     their :class:`PaperSetting`; ``bookkeeping`` names config keys that, beside the config class's
     ``BOOKKEEPING``, say how a run is carried out rather than what it computes; ``smoke`` is
-    its smoke rung (:class:`Smoke`). All three are checked here: a preset or key that does not
+    its smoke rung (:class:`Smoke`); ``docs`` the page that documents it (what it runs, its
+    presets, its recorded results: ``docs/<name>.md`` of the repository for nclab's own, a path
+    or address for yours). All three are checked here: a preset or key that does not
     exist is a :class:`~nclab.errors.ConfigError`.
     """
 
@@ -247,6 +250,7 @@ class Experiment:
     bookkeeping: tuple[str, ...] = ()
     validity: tuple[Validity, ...] = ()
     smoke: Smoke = field(default_factory=Smoke)
+    docs: str = ""
 
     def __post_init__(self) -> None:
         self._check_declarations()

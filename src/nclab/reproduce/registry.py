@@ -152,6 +152,10 @@ class Claim:
     one line that says why the claim is not reproduced there (:class:`~nclab.verdicts.Diagnosis`),
     with the ledger records or files behind it; a key ``"<scale>:<outcome>"`` applies only to that
     outcome. Inconclusive outcomes without one get the diagnosis their reasons give.
+
+    ``outside`` says why the claim tests no statement of the papers' inventory
+    (:mod:`nclab.reproduce.statements`), where it does not: a claim of an experiment of your own,
+    of a paper outside the inventory. A claim that tests a statement is named by it instead.
     """
 
     id: str
@@ -169,6 +173,7 @@ class Claim:
     medium_seconds: float = 3600.0
     variants: Sequence[Variant] = ()
     diagnosis: Mapping[str, Diagnosis] = field(default_factory=dict)
+    outside: str = ""
     check_paths: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:

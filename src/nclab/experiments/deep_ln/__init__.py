@@ -56,6 +56,7 @@ EXPERIMENT = Experiment(
         ),
     ),
     smoke=SMOKE,
+    docs="docs/deep-ln.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "DeepLNConfig"]

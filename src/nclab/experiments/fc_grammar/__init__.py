@@ -31,6 +31,7 @@ EXPERIMENT = Experiment(
     # (the paper's optimiser on the CPU presets' budget) says nothing of them
     validity=(fits(),),
     smoke=SMOKE,
+    docs="docs/feature-collapse.md",
 )
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "GrammarConfig"]

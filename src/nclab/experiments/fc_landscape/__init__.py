@@ -26,7 +26,14 @@ from .config import LandscapeConfig, check
 from .presets import PRESETS, SMOKE
 
 EXPERIMENT = Experiment(
-    "fc-landscape", __doc__, LandscapeConfig, PRESETS, "no-spurious-quick", check, smoke=SMOKE
+    "fc-landscape",
+    __doc__,
+    LandscapeConfig,
+    PRESETS,
+    "no-spurious-quick",
+    check,
+    smoke=SMOKE,
+    docs="docs/feature-collapse.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "LandscapeConfig"]

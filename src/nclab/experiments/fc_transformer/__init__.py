@@ -31,6 +31,7 @@ EXPERIMENT = Experiment(
     # A.3's classifier is trained on the task (a language model has no train accuracy: not held)
     validity=(fits(),),
     smoke=SMOKE,
+    docs="docs/feature-collapse.md",
 )
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "TransformerConfig"]

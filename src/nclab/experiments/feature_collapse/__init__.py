@@ -40,6 +40,7 @@ EXPERIMENT = Experiment(
     # statements are about trained networks
     validity=(fits(),),
     smoke=SMOKE,
+    docs="docs/feature-collapse.md",
 )
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "FCConfig"]

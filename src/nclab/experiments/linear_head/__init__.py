@@ -55,6 +55,7 @@ EXPERIMENT = Experiment(
         ),
     ),
     smoke=SMOKE,
+    docs="docs/linear-head.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "LinearHeadConfig"]

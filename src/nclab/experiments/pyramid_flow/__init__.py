@@ -29,7 +29,14 @@ from .config import PyramidFlowConfig, check
 from .presets import PRESETS, SMOKE
 
 EXPERIMENT = Experiment(
-    "pyramid-flow", __doc__, PyramidFlowConfig, PRESETS, "thm44-quick", check, smoke=SMOKE
+    "pyramid-flow",
+    __doc__,
+    PyramidFlowConfig,
+    PRESETS,
+    "thm44-quick",
+    check,
+    smoke=SMOKE,
+    docs="docs/linear-head.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "PyramidFlowConfig"]

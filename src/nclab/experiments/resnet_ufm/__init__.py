@@ -36,6 +36,7 @@ EXPERIMENT = Experiment(
     validity=(fits("net.train_acc"),),
     bookkeeping=("measure_every", "ufm.log_every", "ufm.checkpoint_every"),
     smoke=SMOKE,
+    docs="docs/ufm.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "ResNetUFMConfig"]

@@ -41,6 +41,7 @@ EXPERIMENT = Experiment(
     units=units,
     paper=PAPER_SETTINGS,
     smoke=SMOKE,
+    docs="docs/ufm.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "UFMConfig"]
