@@ -52,6 +52,7 @@ from ..config import Config, apply_overrides, flatten, valid_keys
 from ..errors import ConfigError
 from ..runs import RunDir
 from .common.seeds import aggregate_summaries
+from .schema import summary_type
 
 UNITS = "units"  # the folder of a run's units
 
@@ -107,13 +108,14 @@ def seed_units(cfg: Any) -> list[Unit]:
     return [Unit(f"seed-{s}", s) for s in seeds]
 
 
-def seed_summary(cfg: Any, units: Sequence[UnitResult]) -> dict[str, Any]:
+def seed_summary(cfg: Any, units: Sequence[UnitResult], model: Any = None) -> dict[str, Any]:
     """The summary of a run of seed units: the unit's own, or over several seeds the mean of
     every numeric value at the same keys, ``std`` and ``per_seed``
-    (:func:`~nclab.experiments.common.seeds.aggregate_summaries`) and ``seeds``."""
+    (:func:`~nclab.experiments.common.seeds.aggregate_summaries`, each field as the summary type
+    ``model`` declares it to aggregate: the bookkeeping left out) and ``seeds``."""
     if len(units) == 1:
         return dict(units[0].summary)
-    out = aggregate_summaries([u.summary for u in units])
+    out = aggregate_summaries([u.summary for u in units], model)
     out["seeds"] = [u.unit.seed for u in units]
     return out
 
@@ -274,6 +276,14 @@ class Experiment:
         """The first paragraph of ``doc``, on one line, without reST markup."""
         text = " ".join(self.doc.split("\n\n")[0].split())
         return re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")
+
+    def summarize_units(self, cfg: Any, units: Sequence[UnitResult]) -> dict[str, Any]:
+        """The run's summary from its finished units: the experiment's ``summarize``, or by
+        default :func:`seed_summary` over its declared summary type (how each field aggregates
+        over seeds: :class:`~nclab.experiments.schema.Agg`)."""
+        if self.summarize is seed_summary:
+            return seed_summary(cfg, units, summary_type(self.name))
+        return dict(self.summarize(cfg, units))
 
     def preset_names(self) -> list[str]:
         return list(self.presets)

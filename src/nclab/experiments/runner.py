@@ -120,7 +120,7 @@ def run_summary(
     """The run's summary from its finished units (``summarize``, each seed's for a grid, the
     seeds, the experiment and preset; ``seconds`` is the run's, added when it is written),
     stamped and checked against the structure the experiment declares."""
-    summary = dict(exp.summarize(cfg, results))
+    summary = exp.summarize_units(cfg, results)
     summary.update(seed_summaries(exp, cfg, results))
     summary.setdefault("seed", cfg.seed)
     if cfg.seeds > 1:
@@ -201,7 +201,7 @@ def seed_summaries(exp: Experiment, cfg: Config, results: list[UnitResult]) -> d
     out = []
     for s in seeds:
         mine = [r for r in results if r.unit.seed == s]
-        one = dict(exp.summarize(cfg.replace(seed=s, seeds=1), mine))
+        one = exp.summarize_units(cfg.replace(seed=s, seeds=1), mine)
         out.append(validate_summary(exp.name, {**one, "seed": s}))
     return {"by_seed": out}
 
