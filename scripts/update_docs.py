@@ -23,8 +23,8 @@ START, END = "<!-- claims:start -->", "<!-- claims:end -->"
 
 
 def claims_block() -> str:
-    from nclab.report.claims_report import claims_markdown
     from nclab.reproduce.registry import all_claims
+    from nclab.reproduce.reports.claims_report import claims_markdown
 
     return f"{START}\n{claims_markdown(all_claims())}{END}"
 

@@ -21,7 +21,7 @@ def _failing_check(scale: str, ch: dict) -> str:
     why (``"? medium no-wd-loss: untestable (scale too small: ...)"``) (rich markup)."""
     from rich.markup import escape
 
-    from ..report.views import STATUS_MARK, check_cell
+    from ..reproduce.reports.views import STATUS_MARK, check_cell
 
     status, _, vs = check_cell(ch)
     n, ok = ch.get("seeds_judged") or 0, ch.get("seeds_passed") or 0
@@ -57,7 +57,7 @@ def print_results(results, out: Path) -> None:
     (a reader can grep them)."""
     from rich.markup import escape
 
-    from ..report.views import (
+    from ..reproduce.reports.views import (
         SCALES,
         VERDICT_STYLE,
         counts_text,
@@ -291,7 +291,7 @@ def report(
     from ..reproduce import sweep as sw
 
     if (directory / rep.MANIFEST).is_file():
-        from ..report.claims_report import write_reports
+        from ..reproduce.reports.claims_report import write_reports
 
         results = rep.judge_dir(directory)
         import json as _json

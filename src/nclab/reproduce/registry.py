@@ -37,7 +37,7 @@ from ..experiments.protocol import Validity
 from ..experiments.schema import check_path, summary_type
 from ..verdicts import SCALES, Diagnosis
 from .checks import STATEMENT, AnyCheck
-from .instance import instance_text, paper_setting
+from .instance import Instance, instance_of, instance_text, paper_setting
 from .summaries import split
 
 #: the package whose modules hold nclab's claims
@@ -237,6 +237,10 @@ class Claim:
         ``"our instance: no preset runs the paper's setting (<why>)[; quick: ...]"``; ``seeds``:
         the seed counts of the runs judged, by alias, where they are not the claim's own."""
         return instance_text(self, mode, seeds)
+
+    def instance_of(self, mode: str, seeds: Mapping[str, int] | None = None) -> Instance:
+        """:meth:`instance` with its kind (:class:`~.instance.Instance`)."""
+        return instance_of(self, mode, seeds)
 
     def paths(self) -> list[str]:
         """Every summary path the claim reads: measured, theory, its checks' paths and its runs'

@@ -21,12 +21,12 @@ from typing import Any
 import torch
 
 from ..evidence import Ledger, default_root
-from ..report.claims_report import write_reports
 from ..runs import RunDir, dumps
 from . import registry
 from .backends import execute
 from .judge import MANIFEST, judge_dir
 from .plan import plan, variant_jobs
+from .reports.claims_report import write_reports
 from .results import ClaimResult
 from .statements import counts_line, statement_counts
 
