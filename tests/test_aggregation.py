@@ -122,3 +122,18 @@ def test_nclab_run_prints_measurements_not_bookkeeping(capsys):
 def test_every_summary_type_declares_its_bookkeeping(experiment):
     tp = summary_type(experiment)
     assert aggregation(tp, "seconds") is BOOKKEEPING and aggregation(tp, "seeds") is BOOKKEEPING
+
+
+def test_a_sweeps_columns_are_the_measurements_and_the_wall_time():
+    from nclab.reproduce.sweep import _numeric_leaves
+
+    summary = {
+        **aggregate_summaries([_seed(0, 1.0), _seed(1, 3.0)], summary_type("fc-grammar")),
+        "seeds": [0, 1],
+        "seed": 0,
+        "seconds": 12.5,
+        "schema_version": 1,
+    }
+    cols = _numeric_leaves("fc-grammar", summary)
+    assert cols["nc1"] == 2.0 and cols["seconds"] == 12.5
+    assert not [c for c in cols if c.split(".")[0] in {"seed", "schema_version", "std", "per_seed"}]
