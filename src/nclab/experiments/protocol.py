@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..config import Config, apply_overrides, flatten, valid_keys
 from ..errors import ConfigError
 from ..runs import RunDir
@@ -107,6 +109,21 @@ def seed_units(cfg: Any) -> list[Unit]:
     if len(seeds) == 1:
         return [Unit("", seeds[0])]
     return [Unit(f"seed-{s}", s) for s in seeds]
+
+
+def as_summary(value: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
+    """A hook's summary as a dict: a mapping as it is, or the typed model an experiment returned
+    (its ``SUMMARY`` or ``UNIT`` type, or a record of it) with the fields it set.
+
+    >>> from nclab.experiments.schema import Summary
+    >>> class S(Summary):
+    ...     nc1: float
+    >>> as_summary(S(nc1=0.5)), as_summary({"nc1": 0.5})
+    ({'nc1': 0.5}, {'nc1': 0.5})
+    """
+    if isinstance(value, BaseModel):
+        return value.model_dump(exclude_unset=True)
+    return dict(value)
 
 
 def seed_summary(cfg: Any, units: Sequence[UnitResult], model: Any = None) -> dict[str, Any]:
@@ -189,7 +206,7 @@ class Experiment:
         over seeds: :class:`~nclab.experiments.schema.Agg`)."""
         if self.summarize is seed_summary:
             return seed_summary(cfg, units, summary_type(self.name))
-        return dict(self.summarize(cfg, units))
+        return as_summary(self.summarize(cfg, units))
 
     def preset_names(self) -> list[str]:
         return list(self.presets)
@@ -328,6 +345,7 @@ __all__ = [
     "Unit",
     "UnitResult",
     "Validity",
+    "as_summary",
     "fits",
     "lazy_exports",
     "seed_summary",

@@ -45,7 +45,7 @@ from ..runs import SUMMARY, RunDir, dumps
 from ..threads import limit_blas, run_threads
 from ..workers import run_tasks
 from .catalog import get_experiment
-from .protocol import Experiment, Unit, UnitResult, seed_summary
+from .protocol import Experiment, Unit, UnitResult, as_summary, seed_summary
 from .schema import read_summary_versioned, stamp, validate_summary
 
 #: set in a spawned worker: its experiment, config and context (loaded once per process)
@@ -258,7 +258,7 @@ def _train_unit(exp: Experiment, cfg: Config, unit: Unit, ud: RunDir, context: A
     if unit.key:
         ud.write_config(cfg, unit={"key": unit.key, "seed": unit.seed, **unit.params})
     t0 = time.perf_counter()
-    summary = dict(exp.train(cfg, unit, ud, context))
+    summary = as_summary(exp.train(cfg, unit, ud, context))
     if not unit.key:
         return summary
     summary.pop("seconds", None)
@@ -418,7 +418,7 @@ def remeasure(path: str | Path, figures: bool = True) -> dict[str, Any]:
     results = finished_units(exp, cfg, run)
     with run_threads(cfg.threads):
         for r in results:
-            new = _kept(r.summary, dict(exp.remeasure(cfg, r)))
+            new = _kept(r.summary, as_summary(exp.remeasure(cfg, r)))
             r.summary = r.run.write_summary(checked(exp, new, unit=True)) if r.unit.key else new
         summary = _kept(old, run_summary(exp, cfg, results, meta.get("preset")))
         summary = checked(exp, summary)

@@ -28,6 +28,9 @@ only fail through a bug; a failing one makes the claim "failed (sanity: <name>)"
 
 :meth:`evaluate` never raises on a summary: a missing key, a value that is not a number or a
 non-finite comparison fails the check with a detail that says so.
+
+Length: the three check forms, their principles and the builders claims share: one vocabulary a
+claim module imports whole, which splitting would spread over modules.
 """
 
 from __future__ import annotations
