@@ -46,7 +46,7 @@ date, commit and command; with ``rows=a,b,c`` a row per record and entry, ``{row
 standing for the entry (``value={row}_inmem_s``).
 
 Each ``claim`` block ends with the claim's evidence figure (its statement checks per seed at
-every scale, :mod:`nclab.report.evidence_figure`), an SVG in ``docs/figures/evidence/`` that the
+every scale, :mod:`nclab.reproduce.reports.evidence_figure`), an SVG in ``docs/figures/evidence/`` that the
 script writes beside the Markdown; run over all of docs/, it keeps that folder to exactly the
 figures the blocks link (``--check`` fails on a missing, changed or left-over one).
 
@@ -69,7 +69,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 OPEN = re.compile(r"<!-- evidence: (?P<spec>.*?) -->")
 CLOSE = "<!-- /evidence -->"
-#: the claims' evidence figures (:mod:`nclab.report.evidence_figure`), under docs/
+#: the claims' evidence figures (:mod:`nclab.reproduce.reports.evidence_figure`), under docs/
 FIGURES = "figures/evidence"
 NOT_YET = "not yet in the ledger"
 NONE = "—"
@@ -332,8 +332,8 @@ def claim_block(
     """A claim's headline, its table (a row per scale, then a row per scale of each variant:
     "medium, with the paper's weight decay 5e-4"), the commands behind the rows and its evidence
     figure."""
-    from nclab.report.evidence_figure import evidence_svg
     from nclab.reproduce.judge import judge_claim
+    from nclab.reproduce.reports.evidence_figure import evidence_svg
     from nclab.verdicts import SCALES
 
     result = judge_claim(claim, ledger)

@@ -3,9 +3,12 @@ validates against its experiment's declared type (:mod:`nclab.experiments.schema
 
 The summaries come from the quick runs of every claim: each check is evaluated on them (no missing
 key) and on perturbed copies of them, changing only the values the check declares it reads, until
-it fails. The default run uses the quick presets with their training cut short (``SHORTEN``: the
-same code paths and the same summary structure, two seeds at most, in about two minutes on 2 cores);
-``-m slow`` repeats both tests on a full quick ``reproduce`` (about 15 minutes on 2 cores).
+it fails. The default run uses the quick presets at each experiment's smoke rung, declared beside
+its presets (``Experiment(smoke=Smoke(...))``: training cut short, the same code paths and the same
+summary structure, two seeds at most; about two minutes on 2 cores); ``-m slow`` repeats both tests
+on a full quick ``reproduce`` (about 15 minutes on 2 cores). ``NCLAB_TEST_CLAIMS`` (claim id globs,
+comma-separated) narrows every test here to those claims: what a new experiment's author runs, and
+what ``tests/test_adding_an_experiment.py`` runs on the tree with its toy experiment.
 """
 
 from __future__ import annotations
@@ -20,118 +23,35 @@ from typing import Any
 
 import pytest
 
+from nclab.experiments import get_experiment
 from nclab.experiments.resnet_ufm.schema import UfmRun
 from nclab.experiments.runner import FIGURES_ENV
 from nclab.experiments.schema import read_summary_versioned, validate_summary
-from nclab.reproduce import Equals, all_claims, lookup
+from nclab.reproduce import Equals, lookup
 from nclab.reproduce.backends import Job, execute
 from nclab.reproduce.judge import MANIFEST, read_summaries
 from nclab.reproduce.plan import plan
+from nclab.reproduce.registry import select
 from nclab.reproduce.runner import reproduce
 from nclab.reproduce.summaries import every, resolve_every
 from nclab.verdicts import Why
 
-CLAIMS = all_claims()
+#: the claims tested here: every registered one, or those ``NCLAB_TEST_CLAIMS`` names
+CLAIMS = select(
+    [p.strip() for p in os.environ.get("NCLAB_TEST_CLAIMS", "").split(",") if p.strip()]
+)
 #: the checks of claims with a quick run (a GPU-only claim's are tested through the claim it
 #: reuses them from: test_gpu_only_claims_reuse_tested_checks)
 CHECKS = [(c, chk) for c in CLAIMS if c.runnable("quick") for chk in c.checks]
 
 
-#: overrides that cut each experiment's training short, keeping its summary's structure
-SHORTEN: dict[str, dict[str, Any]] = {
-    "ufm": {"train.steps": 400, "log_every": 200, "checkpoint_every": 0},
-    "feature-collapse": {"train.epochs": 4, "log_every": 2},
-    "linear-head": {"train.epochs": 4, "measure_every": 2},
-    "deep-ln": {"train.epochs": 4, "log_every": 2, "monotone.epochs_after": 4},
-    "fc-transformer": {
-        "data.nspl": 2,
-        "data.n_test": 2,
-        "train.epochs": 1,
-        "log_every": 1,
-        "measure_sentences": 20,
-    },
-    "fc-landscape": {"search.starts": 2, "search.contrast_starts": 2},
-    "fc-lemmas": {
-        "points.samples": 4,
-        "system.starts": 6,
-        "latents.presets": ["k50"],
-        "latents.small_k": [4, 6, 10],
-        "latents.draws": 2,
-        "minimise.starts": 1,
-    },
-    # two larger eps1 (shorter flows) at looser tolerances: the same summary
-    "pyramid-flow": {
-        "sweep.eps1": [0.5, 0.35],
-        "solve.rtol": 1e-6,
-        "solve.atol": 1e-8,
-        "solve.gd_steps": 50,
-    },
-    "fc-grammar": {"data.n_train": 50, "data.n_test": 20, "train.epochs": 1, "log_every": 1},
-    "resnet-ufm": {
-        "train.epochs": 2,
-        "measure_every": 1,
-        "data.samples_per_class": 20,
-        "ufm.steps": 200,
-        "ufm.log_every": 100,
-        "checkpoint_every": 0,
-    },
-}
-#: quick presets cut short less than ``SHORTEN`` says: Section 5's bounds (minimiser.py) exist only
-#: once eps1 < s_K(Y), the edge-of-stability scalars need a few sharpness records per step size
-SHORTEN_PRESET: dict[tuple[str, str], dict[str, Any]] = {
-    ("linear-head", "conditioning-minimiser-quick"): {
-        "train.epochs": 400,
-        "measure_every": 200,
-        "ntk_iterations": 40,
-    },
-    ("linear-head", "ntk-bound-quick"): {
-        "train.epochs": 400,
-        "measure_every": 200,
-        "ntk_iterations": 40,
-    },
-    ("linear-head", "edge-of-stability-quick"): {"train.epochs": 40, "measure_every": 10},
-    # Theorem 4.1's structure is judged at the points that reached the theorem's objective: a
-    # few thousand steps bring the points far below the threshold there (none at 2000)
-    ("ufm", "tb-phase-diagram-linear-quick"): {"train.steps": 5000, "log_every": 2500},
-    # Prop. 5.3's cap on the step needs a network that ends eps1-interpolating (eps1 < s_K(Y)),
-    # one larger step that diverges and one above every bound
-    ("linear-head", "lr-bound-quick"): {
-        "train.epochs": 200,
-        "measure_every": 100,
-        "data.samples_per_class": 20,
-        "sweep_lrs": [12.0, 1e3, 1e7],
-    },
-    ("linear-head", "thm31-bounds-quick"): {"train.epochs": 40, "measure_every": 20},
-    # Theorem 3.1's certificate (its bounds and whether they hold) is written only for a network
-    # that interpolates: the preset's 300 epochs, on 20 samples per class instead of 100; a record
-    # every 20 epochs, as the preset's, puts records in each window of the balancedness's
-    # log-rates (plateau.py: before the plateau, on it, after the drop)
-    ("linear-head", "fig1-mlp-quick"): {
-        "data.samples_per_class": 20,
-        "data.test_samples_per_class": 10,
-        "measure_every": 20,
-    },
-    # the ResNet20 quick run whole (60 epochs, ~40 s a seed): fewer epochs leave it short of
-    # fitting the digits, and Theorem 3.1's certificate (certificate.holds) then does not apply
-    ("linear-head", "fig1-resnet20-digits-quick"): {"train.epochs": 60, "measure_every": 6},
-    # Theorem 4.4's time: weight decays 20x the preset's and levels eps2 the shorter run reaches,
-    # so that every time and exponent is a number
-    ("linear-head", "thm44-time-quick"): {
-        "train.epochs": 600,
-        "measure_every": 20,
-        "sweep_weight_decays": [0.02, 0.04, 0.08],
-        "imbalance_eps2": [1.0, 0.3, 0.1],
-    },
-    # the GUFM-MSE sublevel sets: a shorter search (the same samplers and summary)
-    ("ufm", "gufm-mse-rates-quick"): {
-        "rates.steps_per_decade": 1,
-        "rates.iters": 40,
-        "rates.descent_steps": 100,
-    },
-    # the Zipf problem at K = 1000: the summary's structure is the same at K = 300
-    ("feature-collapse", "fig4b-quick"): {"train.epochs": 4, "log_every": 2, "data.K": 300},
-    ("feature-collapse", "fig4b-steep-quick"): {"train.epochs": 4, "log_every": 2, "data.K": 300},
-}
+def smoke_job(job: Job) -> Job:
+    """``job`` at its experiment's smoke rung (:class:`~nclab.experiments.protocol.Smoke`,
+    declared beside its presets): its overrides for the job's preset on top of the job's own, and
+    at most the rung's seeds (two keep the structure of a summary over seeds: mean, std)."""
+    smoke = get_experiment(job.experiment).smoke
+    overrides = dict(job.overrides) | smoke.overrides_for(job.preset)
+    return Job.make(job.experiment, job.preset, job.run_dir, overrides, min(job.seeds, smoke.seeds))
 
 
 @pytest.fixture(scope="session")
@@ -142,17 +62,10 @@ def short_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def short_summaries(short_dir) -> dict[str, dict[str, dict[str, Any]]]:
-    """claim id -> alias -> the summary of its quick run with training cut short (``SHORTEN``)."""
+    """claim id -> alias -> the summary of its quick run at its experiment's smoke rung."""
     out = short_dir
     jobs, by_claim, _ = plan(CLAIMS, "quick", out, None, gpu=False)
-    short = {}
-    for job in jobs:
-        key = (job.experiment, job.preset)
-        cut = SHORTEN_PRESET.get(key, SHORTEN[job.experiment])
-        overrides = dict(job.overrides) | cut
-        # two seeds keep the structure of a summary over seeds (mean, std) at two thirds the cost
-        seeds = min(job.seeds, 2)
-        short[job] = Job.make(job.experiment, job.preset, job.run_dir, overrides, seeds)
+    short = {job: smoke_job(job) for job in jobs}
     runs = list(short.values())
     # the first run of each experiment draws its figures; the others skip them (NCLAB_FIGURES=0:
     # a third of this fixture's time), as the summaries are what these tests read
@@ -184,7 +97,7 @@ def quick_dir(tmp_path_factory) -> Path:
 def quick_summaries(quick_dir) -> dict[str, dict[str, dict[str, Any]]]:
     """claim id -> alias -> the summary its quick run wrote (each claim's runs, run once)."""
     out = quick_dir
-    results = reproduce(mode="quick", out=out, workers=2, progress=False)
+    results = reproduce([c.id for c in CLAIMS], mode="quick", out=out, workers=2, progress=False)
     failed = [
         r.id for r in results if any(x.why in (Why.RUN_FAILED, Why.SANITY) for x in r.reasons)
     ]

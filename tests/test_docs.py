@@ -93,3 +93,30 @@ def test_run_results_in_the_docs_come_from_the_ledger():
         outside = re.sub(r"<!-- evidence:.*?<!-- /evidence -->", "", text, flags=re.S)
         hits = count.findall(" ".join(outside.split()))
         assert not hits, f"docs/{name} counts claims by hand: {hits}"
+
+
+def test_every_experiment_names_its_docs_page_and_the_page_names_it():
+    """The page that documents an experiment is part of its declaration (``Experiment(docs=)``),
+    and says how to run it."""
+    from nclab.experiments import experiment_names, get_experiment
+
+    for name in experiment_names():
+        page = get_experiment(name).docs
+        assert page and (ROOT / page).is_file(), (name, page)
+        text = (ROOT / page).read_text()
+        assert f"`{name}`" in text or f"nclab run {name}" in text or f"nclab {name}" in text, name
+
+
+def test_one_command_regenerates_every_generated_part(monkeypatch, capsys):
+    """scripts/update_docs.py writes the claim table and the statement inventory, then runs
+    the evidence tables of every page (with --check: writes nothing, and says what is stale)."""
+    mod = _update_docs()
+    assert callable(mod.evidence_tables().main)  # scripts/evidence_tables.py, loaded
+    calls = []
+    fake = type("M", (), {"main": staticmethod(lambda argv: calls.append(argv) or 0)})
+    monkeypatch.setattr(mod, "evidence_tables", lambda: fake)
+    assert mod.main(["--check"]) == 0
+    assert calls == [["--ledger", str(ROOT / "evidence"), "--check"]]
+    monkeypatch.setattr(mod, "statements_doc", lambda: "stale\n")
+    assert mod.main(["--check"]) == 1
+    assert "statements.md: out of date" in capsys.readouterr().err

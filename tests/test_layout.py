@@ -45,7 +45,8 @@ LAYERS: list[set[str]] = [
     {"integrations"},  # Lightning, Hugging Face, torchmetrics (optional extras) over probe/stats
     {"models"},
     {"train"},
-    {"report"},
+    {"report"},  # figure helpers (matplotlib) the experiments draw with; the claim report is
+    # nclab.reproduce.reports, above the judging (test_the_claim_report_sits_above_the_judging)
     {"experiments"},
     {"evidence"},  # the ledger of recorded runs (reads run directories and the experiments)
     {"reproduce"},
@@ -316,6 +317,35 @@ def test_no_experiment_imports_another():
         if experiment(m) and experiment(d) and experiment(m) != experiment(d)
     ]
     assert bad == []
+
+
+#: the claim report (report.md, .html, .json, evidence figures): a package of reproduce above the
+#: rest of it, imported of reproduce only by the verb that writes the reports
+CLAIM_REPORT = "nclab.reproduce.reports"
+REPORT_WRITERS = {"nclab.reproduce.runner"}
+
+
+def test_the_claim_report_sits_above_the_judging():
+    """Judging (registry, checks, outcomes, judge, results, ...) never imports the report; the
+    report reads their results; the figure helpers (nclab.report) import no claim report."""
+    inside = lambda m: m == CLAIM_REPORT or m.startswith(CLAIM_REPORT + ".")
+    g = import_graph()
+    importers = {
+        m
+        for m, deps in g.items()
+        if _area(m) == "reproduce" and not inside(m)
+        for d in deps
+        if inside(d)
+    }
+    assert importers == REPORT_WRITERS
+    assert any(inside(d) for d in g["nclab.reproduce.runner"])
+    assert any(
+        d == "nclab.reproduce.results" or d.startswith("nclab.reproduce.instance")
+        for m in g
+        if inside(m)
+        for d in g[m]
+    )
+    assert {m for m in g if _area(m) == "report"} == {"nclab.report", "nclab.report.figures"}
 
 
 def test_no_two_orchestration_modules_share_a_name():

@@ -233,3 +233,21 @@ def test_this_run_beside_the_ledger(ledger, tmp_path, capsys):
     assert "Runs at medium size: `ledger/runs/demo/rm-s3/" in md
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html
+
+
+def test_the_reports_meta_has_one_builder(tmp_path):
+    """reproduce, from_ledger and `nclab report OUT` write the reports' meta through
+    runner.report_meta: re-rendering a directory judged on the ledger writes the same meta."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "evidence"
+    results = runner.from_ledger(["jacot/thm44-time"], out=tmp_path, ledger=root)
+    first = json.loads((tmp_path / "report.json").read_text())["meta"]
+    assert first == runner.report_meta(results, None, str(root))
+    assert first["mode"] == "ledger" and list(first) == ["mode", "ledger", "statements"]
+    again = runner.report_dir(tmp_path)
+    assert [r.outcome for r in again] == [r.outcome for r in results]
+    assert json.loads((tmp_path / "report.json").read_text())["meta"] == first
+    ran = runner.report_meta(results, "quick", None, "local", 3.5)
+    assert list(ran) == ["mode", "backend", "seconds", "ledger", "statements"]
+    assert ran["statements"] == first["statements"]

@@ -199,3 +199,16 @@ def test_list_statements_prints_and_emits_the_inventory(capsys):
     out = capsys.readouterr().out
     assert "jacot:fig3-last-negativity" in out and "feature-collapse:" not in out
     assert statements.markdown().startswith("# Every statement of the four papers")
+
+
+def test_a_claim_may_say_itself_why_it_stands_outside_the_inventory():
+    from nclab.reproduce.statements import outside_claims
+
+    own = SimpleNamespace(id="toy/x", outside="a claim of an experiment of your own")
+    bare = SimpleNamespace(id="toy/y", outside="")
+    got = outside_claims([own, bare])
+    assert got["toy/x"] == own.outside and "toy/y" not in got
+    assert set(OUTSIDE) <= set(got)
+    text = "\n".join(problems(STATEMENTS, [*all_claims(), own, bare]))
+    assert "'toy/x'" not in text and "claim 'toy/y' tests no statement" in text
+    assert "Claim(outside=...)" in text

@@ -18,7 +18,7 @@ import pytest
 from pydantic import create_model
 
 from nclab.errors import ConfigError, RunError
-from nclab.experiments import EXPERIMENT_MODULES, aggregate_summaries, get_experiment
+from nclab.experiments import aggregate_summaries, experiment_names, get_experiment
 from nclab.experiments.schema import (
     SCHEMA_VERSION,
     Summary,
@@ -40,7 +40,7 @@ from nclab.reproduce.summaries import resolve
 # --- every experiment declares its summary ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("experiment", list(EXPERIMENT_MODULES))
+@pytest.mark.parametrize("experiment", experiment_names())
 def test_every_experiment_declares_a_summary_type(experiment):
     models = models_of(summary_type(experiment))
     assert models and all(issubclass(m, Summary) for m in models), experiment
@@ -57,8 +57,8 @@ def test_summary_types_load_without_torch():
 
     code = (
         "import sys; from nclab.experiments.schema import summary_type; "
-        "from nclab.experiments import EXPERIMENT_MODULES; "
-        "[summary_type(e) for e in EXPERIMENT_MODULES]; print('torch' in sys.modules)"
+        "from nclab.experiments import experiment_names; "
+        "[summary_type(e) for e in experiment_names()]; print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

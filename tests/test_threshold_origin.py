@@ -3,9 +3,9 @@
 import pytest
 
 from nclab.errors import ConfigError
-from nclab.report.views import check_cell, threshold_origin
 from nclab.reproduce.checks import Check, Ratio, at_most, fixed_threshold
 from nclab.reproduce.registry import select
+from nclab.reproduce.reports.views import check_cell, threshold_origin
 
 
 def test_every_claim_says_whose_threshold():

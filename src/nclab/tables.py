@@ -7,6 +7,19 @@ from collections.abc import Mapping
 from rich.table import Table
 
 
+def fmt_secs(s: float) -> str:
+    """A duration as the reports print it.
+
+    >>> fmt_secs(42), fmt_secs(600), fmt_secs(7200)
+    ('42 s', '10 min', '2.0 h')
+    """
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
 def fmt(v) -> str:
     if isinstance(v, bool):
         return str(v)

@@ -43,7 +43,8 @@ def list_claims(
     """``nclab reproduce --list``: one line per claim with its sentence; JSON, a Markdown table
     or (``--verbose``) a block of plain lines per claim with everything; with ``--statements``,
     the statement inventory instead (:func:`_list_statements`)."""
-    from ..report.claims_report import claims_markdown, fmt_secs, instance_label
+    from ..reproduce.reports.claims_report import claims_markdown
+    from ..tables import fmt_secs
 
     if statements:
         _list_statements(claims, json, markdown)
@@ -58,7 +59,7 @@ def list_claims(
     if not verbose:
         print(compact_claims(claims, fmt_secs, _width()))
         return
-    print(verbose_claims(claims, fmt_secs, instance_label))
+    print(verbose_claims(claims, fmt_secs))
 
 
 def _width() -> int | None:
@@ -71,7 +72,7 @@ def _width() -> int | None:
     return shutil.get_terminal_size((100, 24)).columns
 
 
-def verbose_claims(claims, fmt_secs, instance_label) -> str:
+def verbose_claims(claims, fmt_secs) -> str:
     """``--list --verbose``: a block of plain lines per claim, each field on its own line and
     never cut (the terminal wraps a long one; a file keeps it whole): the id, the paper and
     where, the claim in full, each scale's runtime, presets and instance, the checks."""
@@ -85,7 +86,7 @@ def verbose_claims(claims, fmt_secs, instance_label) -> str:
             secs = c.seconds(mode)
             gpu = " on a GPU" if c.needs_gpu(mode) else ""
             presets = ", ".join(f"{s.experiment} {s.preset(mode)}" for s in c.runs.values())
-            what = instance_label(c.instance(mode))
+            what = c.instance_of(mode).label
             out.append(f"    {mode}: {fmt_secs(secs)}{gpu}: {presets} ({what})")
         names = [
             k.name
@@ -113,7 +114,7 @@ def _list_statements(claims, json: bool, markdown: bool) -> None:
             {
                 "statements": inventory.rows(picked),
                 "counts": inventory.coverage_counts(picked),
-                "outside": inventory.OUTSIDE,
+                "outside": inventory.outside_claims(),
             }
         )
         return
@@ -139,7 +140,7 @@ def _list_statements(claims, json: bool, markdown: bool) -> None:
 
 def _paper_setting(claim, mode: str) -> bool:
     """Whether ``mode`` runs the paper's setting (a mode without a preset runs nothing)."""
-    return not claim.runnable(mode) or claim.instance(mode).startswith("paper setting")
+    return not claim.runnable(mode) or claim.instance_of(mode).is_paper
 
 
 def compact_claims(claims, fmt_secs, width: int | None = 80) -> str:

@@ -21,7 +21,7 @@ def _failing_check(scale: str, ch: dict) -> str:
     why (``"? medium no-wd-loss: untestable (scale too small: ...)"``) (rich markup)."""
     from rich.markup import escape
 
-    from ..report.views import STATUS_MARK, check_cell
+    from ..reproduce.reports.views import STATUS_MARK, check_cell
 
     status, _, vs = check_cell(ch)
     n, ok = ch.get("seeds_judged") or 0, ch.get("seeds_passed") or 0
@@ -57,7 +57,7 @@ def print_results(results, out: Path) -> None:
     (a reader can grep them)."""
     from rich.markup import escape
 
-    from ..report.views import (
+    from ..reproduce.reports.views import (
         SCALES,
         VERDICT_STYLE,
         counts_text,
@@ -102,6 +102,54 @@ def print_results(results, out: Path) -> None:
     )
 
 
+# the options of ``nclab reproduce``, one a constant, so that the verb reads in one screen
+IDS_ARG = typer.Argument(None, help="Claim ids or globs (default: every claim).")
+QUICK_OPT = typer.Option(True, "--quick/--full", help="Quick (CPU) or full (paper) presets.")
+SCALE_OPT = typer.Option(
+    None, "--scale", help="quick, medium or full (the paper's setting): overrides --quick/--full."
+)
+SEEDS_OPT = typer.Option(None, "--seeds", help="Seeds per run (default: each claim's own).")
+OUT_OPT = typer.Option(
+    None, "--out", "-o", help="Output directory (default runs/reproduce-<scale>)."
+)
+THREADS_OPT = typer.Option(
+    1,
+    "--threads",
+    help="Torch threads of each run (default 1: runs side by side on the cores; 0: torch's "
+    "default). One long run alone on the machine: --workers 1 --threads <cores>.",
+)
+RECORD_OPT = typer.Option(
+    False, "--record", help="Record the finished runs into the ledger (evidence/)."
+)
+DIRTY_OPT = typer.Option(
+    False, "--allow-dirty", help="With --record: record runs of a tree with uncommitted changes."
+)
+VARIANTS_OPT = typer.Option(
+    False,
+    "--variants",
+    help="Also run the claims' variants at this scale (e.g. the paper's weight decay).",
+)
+LEDGER_OPT = typer.Option(
+    None, "--ledger", help="The ledger judged against (default: evidence/ of the source tree)."
+)
+NO_LEDGER_OPT = typer.Option(
+    False, "--no-ledger", help="Judge only the runs made now, not the ledger's records."
+)
+FROM_LEDGER_OPT = typer.Option(
+    False, "--from-ledger", help="Run nothing: judge every scale on the ledger's records."
+)
+LIST_OPT = typer.Option(False, "--list", help="List the claims (one line each) and exit.")
+VERBOSE_OPT = typer.Option(
+    False, "--verbose", "-v", help="With --list: papers, claims and instances in full."
+)
+MARKDOWN_OPT = typer.Option(False, "--markdown", help="With --list: a Markdown table.")
+STATEMENTS_OPT = typer.Option(
+    False,
+    "--statements",
+    help="With --list: the papers' statements and the claims that test each (or why none).",
+)
+
+
 @app.command(
     help="Run the papers' claims and judge each at every scale the evidence covers (quick, "
     "medium, full): paper vs theory vs measured, per seed and on the mean; each claim's "
@@ -109,76 +157,70 @@ def print_results(results, out: Path) -> None:
     "diagnosis."
 )
 def reproduce(
-    ids: list[str] = typer.Argument(None, help="Claim ids or globs (default: every claim)."),
-    quick: bool = typer.Option(True, "--quick/--full", help="Quick (CPU) or full (paper) presets."),
-    scale: str = typer.Option(
-        None,
-        "--scale",
-        help="quick, medium or full (the paper's setting): overrides --quick/--full.",
-    ),
-    seeds: int = typer.Option(None, "--seeds", help="Seeds per run (default: each claim's own)."),
-    out: Path = typer.Option(
-        None, "--out", "-o", help="Output directory (default runs/reproduce-<scale>)."
-    ),
+    ids: list[str] = IDS_ARG,
+    quick: bool = QUICK_OPT,
+    scale: str = SCALE_OPT,
+    seeds: int = SEEDS_OPT,
+    out: Path = OUT_OPT,
     backend: str = BACKEND_OPT,
     workers: int = WORKERS_OPT,
-    threads: int = typer.Option(
-        1,
-        "--threads",
-        help="Torch threads of each run (default 1: runs side by side on the cores; 0: torch's "
-        "default). One long run alone on the machine: --workers 1 --threads <cores>.",
-    ),
+    threads: int = THREADS_OPT,
     address: str = ADDRESS_OPT,
-    record: bool = typer.Option(
-        False, "--record", help="Record the finished runs into the ledger (evidence/)."
-    ),
-    allow_dirty: bool = typer.Option(
-        False,
-        "--allow-dirty",
-        help="With --record: record runs of a tree with uncommitted changes.",
-    ),
-    variants: bool = typer.Option(
-        False,
-        "--variants",
-        help="Also run the claims' variants at this scale (e.g. the paper's weight decay).",
-    ),
-    ledger: Path = typer.Option(
-        None, "--ledger", help="The ledger judged against (default: evidence/ of the source tree)."
-    ),
-    no_ledger: bool = typer.Option(
-        False, "--no-ledger", help="Judge only the runs made now, not the ledger's records."
-    ),
-    from_ledger: bool = typer.Option(
-        False, "--from-ledger", help="Run nothing: judge every scale on the ledger's records."
-    ),
-    list_: bool = typer.Option(False, "--list", help="List the claims (one line each) and exit."),
-    verbose: bool = typer.Option(
-        False, "--verbose", "-v", help="With --list: papers, claims and instances in full."
-    ),
-    markdown: bool = typer.Option(False, "--markdown", help="With --list: a Markdown table."),
-    statements: bool = typer.Option(
-        False,
-        "--statements",
-        help="With --list: the papers' statements and the claims that test each (or why none).",
-    ),
+    record: bool = RECORD_OPT,
+    allow_dirty: bool = DIRTY_OPT,
+    variants: bool = VARIANTS_OPT,
+    ledger: Path = LEDGER_OPT,
+    no_ledger: bool = NO_LEDGER_OPT,
+    from_ledger: bool = FROM_LEDGER_OPT,
+    list_: bool = LIST_OPT,
+    verbose: bool = VERBOSE_OPT,
+    markdown: bool = MARKDOWN_OPT,
+    statements: bool = STATEMENTS_OPT,
     json: bool = JSON_OPT,
 ) -> None:
-    """``nclab reproduce`` (the help text is the decorator's).
-
-    Length: the verb's options, one a line, and the choice between running and the ledger."""
-    from ..errors import ConfigError
-    from ..evidence import default_root, existing_root
-    from ..reproduce.registry import SCALES, select
+    """``nclab reproduce`` (the help text is the decorator's): list the claims, or run and judge
+    them at a scale, or judge them on the ledger alone; then print the results."""
+    from ..reproduce.registry import select
 
     claims = select(ids or [])
-    if list_:
+    if list_:  # before importing the runner (and torch)
         list_claims(claims, json, markdown, verbose, statements)
         return
     from ..reproduce import runner
 
+    mode = _mode(scale, quick)
+    book = _ledger_root(ledger, no_ledger, from_ledger, record)
+    if from_ledger:
+        out = out or Path("runs") / "reproduce-ledger"
+        results = runner.from_ledger(ids or [], out=out, ledger=book)
+    else:
+        out = out or Path("runs") / f"reproduce-{mode}"
+        run = dict(seeds=seeds, backend=backend, workers=workers, threads=threads)
+        run |= dict(address=address, record=record, allow_dirty=allow_dirty, variants=variants)
+        results = runner.reproduce(ids or [], mode=mode, out=out, ledger=book, **run)
+    if json:
+        emit_json([_result_row(r) for r in results])
+    else:
+        print_results(results, out)
+
+
+def _mode(scale: str | None, quick: bool) -> str:
+    """The scale asked: ``--scale``, else ``--quick`` / ``--full``."""
+    from ..errors import ConfigError
+    from ..reproduce.registry import SCALES
+
     mode = scale or ("quick" if quick else "full")
     if mode not in SCALES:
         raise ConfigError(f"--scale must be one of {', '.join(SCALES)}, got {mode!r}")
+    return mode
+
+
+def _ledger_root(ledger: Path | None, no_ledger: bool, from_ledger: bool, record: bool):
+    """The ledger judged against (None: ``--no-ledger``): ``--ledger`` or the source tree's
+    ``evidence/``; one that is read, not written, must exist."""
+    from ..errors import ConfigError
+    from ..evidence import default_root, existing_root
+
     if from_ledger and no_ledger:
         raise ConfigError(
             "--from-ledger judges the ledger's records: it cannot go with --no-ledger"
@@ -186,29 +228,7 @@ def reproduce(
     book = None if no_ledger else (ledger or default_root())
     if from_ledger or (ledger is not None and not record):  # read, not written: it must exist
         book = existing_root(book)
-    if from_ledger:
-        out = out or Path("runs") / "reproduce-ledger"
-        results = runner.from_ledger(ids or [], out=out, ledger=book)
-    else:
-        out = out or Path("runs") / f"reproduce-{mode}"
-        results = runner.reproduce(
-            ids or [],
-            mode=mode,
-            out=out,
-            seeds=seeds,
-            backend=backend,
-            workers=workers,
-            threads=threads,
-            address=address,
-            ledger=book,
-            record=record,
-            allow_dirty=allow_dirty,
-            variants=variants,
-        )
-    if json:
-        emit_json([_result_row(r) for r in results])
-    else:
-        print_results(results, out)
+    return book
 
 
 #: the fields of a result that ``nclab reproduce --json`` prints for each claim
@@ -291,15 +311,7 @@ def report(
     from ..reproduce import sweep as sw
 
     if (directory / rep.MANIFEST).is_file():
-        from ..report.claims_report import write_reports
-
-        results = rep.judge_dir(directory)
-        import json as _json
-
-        manifest = _json.loads((directory / rep.MANIFEST).read_text())
-        meta = {"mode": manifest["mode"] or "ledger", "ledger": manifest.get("ledger")}
-        meta["statements"] = runner.statements_line(results)
-        write_reports(directory, results, meta)
+        results = runner.report_dir(directory)
         if json:
             emit_json([r.to_dict() for r in results])
         else:

@@ -23,19 +23,27 @@ def announce(out: Path, verb: str) -> None:
 
 
 def print_summary(summary: dict, out: Path) -> None:
+    """The run's measurements as a table (its summary's fields without the bookkeeping its
+    summary type declares: seed, seconds, versions, schema version, ...), then one line of that
+    bookkeeping and the run directory."""
+    from ..experiments.schema import metric_items
     from ..tables import kv_table
 
     flat = {}
-    for k, v in summary.items():
-        if isinstance(v, bool | int | float | str) and k not in ("experiment", "preset"):
+    for k, v in metric_items(summary["experiment"], summary).items():
+        if isinstance(v, bool | int | float | str):
             flat[k] = v
         elif isinstance(v, dict) and k in ("metrics", "theory", "paper"):
             for k2, v2 in v.items():
                 if isinstance(v2, bool | int | float | str):
                     flat[f"{k}.{k2}"] = v2
     c = console()
-    c.print(kv_table(flat, title=f"{summary.get('experiment', '')} {summary.get('preset') or ''}"))
-    c.print(f"run directory: {out}")
+    c.print(kv_table(flat, title=f"{summary['experiment']} {summary.get('preset') or ''}"))
+    seeds = summary.get("seeds") or [summary.get("seed")]
+    what = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}"
+    if summary.get("seconds") is not None:
+        what += f", {summary['seconds']:.1f} s"
+    c.print(f"{what}; run directory: {out}")
 
 
 @app.command("run")

@@ -21,6 +21,10 @@ An experiment package defines ``EXPERIMENT = Experiment(...)`` in its ``__init__
 * ``paper``: which of its presets run a paper's own setting (:class:`PaperSetting`: the keys the
   paper leaves open and the preset chose), from which a claim's instance text is computed
   (:mod:`nclab.reproduce.instance`);
+* ``docs``: the page that documents it (its presets, what it measured, how to rerun it);
+* ``smoke``: its smoke rung (:class:`Smoke`), the overrides that cut any of its presets short
+  while keeping the summary's structure: what the tests run (``tests/test_claim_checks.py``),
+  below the quick / medium / full ladder of :mod:`nclab.reproduce`;
 * ``remeasure(cfg, unit) -> dict`` (optional): a finished unit's summary measured again from
   what its directory holds (its trained state), for when the measures change after a long run;
   :func:`nclab.experiments.runner.remeasure` calls it for every unit and writes the summaries.
@@ -44,10 +48,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..config import Config, apply_overrides, flatten, valid_keys
 from ..errors import ConfigError
 from ..runs import RunDir
 from .common.seeds import aggregate_summaries
+from .declarations import FITS, PaperSetting, Smoke, Validity, fits
+from .schema import summary_type
 
 UNITS = "units"  # the folder of a run's units
 
@@ -103,88 +111,35 @@ def seed_units(cfg: Any) -> list[Unit]:
     return [Unit(f"seed-{s}", s) for s in seeds]
 
 
-def seed_summary(cfg: Any, units: Sequence[UnitResult]) -> dict[str, Any]:
+def as_summary(value: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
+    """A hook's summary as a dict: a mapping as it is, or the typed model an experiment returned
+    (its ``SUMMARY`` or ``UNIT`` type, or a record of it) with the fields it set.
+
+    >>> from nclab.experiments.schema import Summary
+    >>> class S(Summary):
+    ...     nc1: float
+    >>> as_summary(S(nc1=0.5)), as_summary({"nc1": 0.5})
+    ({'nc1': 0.5}, {'nc1': 0.5})
+    """
+    if isinstance(value, BaseModel):
+        return value.model_dump(exclude_unset=True)
+    return dict(value)
+
+
+def seed_summary(cfg: Any, units: Sequence[UnitResult], model: Any = None) -> dict[str, Any]:
     """The summary of a run of seed units: the unit's own, or over several seeds the mean of
     every numeric value at the same keys, ``std`` and ``per_seed``
-    (:func:`~nclab.experiments.common.seeds.aggregate_summaries`) and ``seeds``."""
+    (:func:`~nclab.experiments.common.seeds.aggregate_summaries`, each field as the summary type
+    ``model`` declares it to aggregate: the bookkeeping left out) and ``seeds``."""
     if len(units) == 1:
         return dict(units[0].summary)
-    out = aggregate_summaries([u.summary for u in units])
+    out = aggregate_summaries([u.summary for u in units], model)
     out["seeds"] = [u.unit.seed for u in units]
     return out
 
 
-@dataclass(frozen=True)
-class Validity:
-    """One condition a run (one seed's summary) must meet to be judged as evidence: the value at
-    the summary ``path`` (a dotted key; ``name[*]`` for every entry of a list, all of which must
-    meet it) compared by ``op`` (``>=``, ``>``, ``<=``, ``<``) with ``value``; ``why`` says what a
-    run that misses it says nothing about (e.g. "a network that does not fit its training set says
-    nothing about the collapse of a trained one"). ``finite``: the value must also be finite.
-
-    >>> Validity("train_acc", ">=", 0.99, "fits its training set").describe()
-    'train_acc >= 0.99'
-    """
-
-    path: str
-    op: str
-    value: float
-    why: str
-
-    def __post_init__(self) -> None:
-        if self.op not in (">=", ">", "<=", "<"):
-            raise ConfigError(f"validity {self.path!r}: op must be >=, >, <= or <, got {self.op!r}")
-        if not self.why:
-            raise ConfigError(
-                f"validity {self.path!r}: say why (why=) a run that misses it is invalid"
-            )
-
-    def describe(self) -> str:
-        return f"{self.path} {self.op} {self.value:g}"
-
-
-#: the level at which a network "fits" its training set, project-wide (the papers say it without a
-#: number; 99 % leaves room for a few hard samples of the smaller CPU data)
-FITS = 0.99
-
-
-def fits(path: str = "train_acc", why: str = "") -> Validity:
-    """A run is valid evidence when its network fits its training set (train accuracy at
-    ``path`` at least :data:`FITS`): the papers' collapse statements are about trained networks.
-
-    >>> fits().describe()
-    'train_acc >= 0.99'
-    """
-    return Validity(
-        path,
-        ">=",
-        FITS,
-        why
-        or "a network that does not fit its training set says nothing of the collapse of a "
-        "trained one",
-    )
-
-
 #: hooks an experiment may name as ``"module:function"`` of its own package
 HOOKS = ("train", "setup", "summarize", "figures", "remeasure")
-
-
-@dataclass(frozen=True)
-class PaperSetting:
-    """A preset that runs a paper's own setting, declared beside the presets: ``where`` in the
-    paper, the dotted config keys whose values the paper does not state, so that the preset had to
-    choose them (``unstated``), the keys whose value the preset's run does not use (``unused``:
-    the L-BFGS settings of an SGD run, a weight decay that a sweep of weight decays replaces), and
-    how many seeds (runs) the paper reports it over (``seeds``; None: not stated).
-
-    >>> PaperSetting("Fig. 3", unstated=("train.epochs",)).unstated
-    ('train.epochs',)
-    """
-
-    where: str = ""
-    unstated: tuple[str, ...] = ()
-    unused: tuple[str, ...] = ()
-    seeds: int | None = None
 
 
 @dataclass
@@ -197,8 +152,11 @@ class Experiment:
     ``train`` defaults to ``"train:train"`` and ``figures`` to ``"figures:figures"`` when the
     package has a ``figures`` module. ``paper`` maps the presets that run a paper's own setting to
     their :class:`PaperSetting`; ``bookkeeping`` names config keys that, beside the config class's
-    ``BOOKKEEPING``, say how a run is carried out rather than what it computes. Both are checked
-    here: a preset or key that does not exist is a :class:`~nclab.errors.ConfigError`.
+    ``BOOKKEEPING``, say how a run is carried out rather than what it computes; ``smoke`` is
+    its smoke rung (:class:`Smoke`); ``docs`` the page that documents it (what it runs, its
+    presets, its recorded results: ``docs/<name>.md`` of the repository for nclab's own, a path
+    or address for yours). All three are checked here: a preset or key that does not
+    exist is a :class:`~nclab.errors.ConfigError`.
     """
 
     name: str
@@ -216,6 +174,8 @@ class Experiment:
     paper: Mapping[str, PaperSetting] = field(default_factory=dict)
     bookkeeping: tuple[str, ...] = ()
     validity: tuple[Validity, ...] = ()
+    smoke: Smoke = field(default_factory=Smoke)
+    docs: str = ""
 
     def __post_init__(self) -> None:
         self._check_declarations()
@@ -240,22 +200,37 @@ class Experiment:
         text = " ".join(self.doc.split("\n\n")[0].split())
         return re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")
 
+    def summarize_units(self, cfg: Any, units: Sequence[UnitResult]) -> dict[str, Any]:
+        """The run's summary from its finished units: the experiment's ``summarize``, or by
+        default :func:`seed_summary` over its declared summary type (how each field aggregates
+        over seeds: :class:`~nclab.experiments.schema.Agg`)."""
+        if self.summarize is seed_summary:
+            return seed_summary(cfg, units, summary_type(self.name))
+        return as_summary(self.summarize(cfg, units))
+
     def preset_names(self) -> list[str]:
         return list(self.presets)
 
     def _check_declarations(self) -> None:
-        """Every paper preset exists, every key it and ``bookkeeping`` name is a config key."""
-        if not (self.paper or self.bookkeeping):
+        """Every paper or smoke preset exists, every key they and ``bookkeeping`` name is a
+        config key."""
+        smoke = self.smoke
+        if not (self.paper or self.bookkeeping or smoke.overrides or smoke.presets):
             return
         keys = set(valid_keys(self.config_cls))
         named = [("bookkeeping", k) for k in self.bookkeeping]
-        for preset, setting in self.paper.items():
-            if preset not in self.presets:
+        named += [("smoke", k) for k in flatten(smoke.overrides)]
+        for what, presets in (("paper", self.paper), ("smoke", smoke.presets)):
+            unknown = [p for p in presets if p not in self.presets]
+            if unknown:
                 raise ConfigError(
-                    f"experiment {self.name!r}: paper preset {preset!r} is not a preset; "
+                    f"experiment {self.name!r}: {what} preset {unknown[0]!r} is not a preset; "
                     f"presets: {', '.join(self.presets)}"
                 )
+        for preset, setting in self.paper.items():
             named += [(f"paper preset {preset!r}", k) for k in (*setting.unstated, *setting.unused)]
+        for preset, over in smoke.presets.items():
+            named += [(f"smoke preset {preset!r}", k) for k in flatten(over)]
         bad = [f"{who}: {k!r}" for who, k in named if k not in keys]
         if bad:
             raise ConfigError(
@@ -357,3 +332,22 @@ def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+__all__ = [
+    "FITS",
+    "HOOKS",
+    "UNITS",
+    "Experiment",
+    "Lazy",
+    "PaperSetting",
+    "Smoke",
+    "Unit",
+    "UnitResult",
+    "Validity",
+    "as_summary",
+    "fits",
+    "lazy_exports",
+    "seed_summary",
+    "seed_units",
+]

@@ -45,7 +45,7 @@ from ..runs import SUMMARY, RunDir, dumps
 from ..threads import limit_blas, run_threads
 from ..workers import run_tasks
 from .catalog import get_experiment
-from .protocol import Experiment, Unit, UnitResult, seed_summary
+from .protocol import Experiment, Unit, UnitResult, as_summary, seed_summary
 from .schema import read_summary_versioned, stamp, validate_summary
 
 #: set in a spawned worker: its experiment, config and context (loaded once per process)
@@ -120,7 +120,7 @@ def run_summary(
     """The run's summary from its finished units (``summarize``, each seed's for a grid, the
     seeds, the experiment and preset; ``seconds`` is the run's, added when it is written),
     stamped and checked against the structure the experiment declares."""
-    summary = dict(exp.summarize(cfg, results))
+    summary = exp.summarize_units(cfg, results)
     summary.update(seed_summaries(exp, cfg, results))
     summary.setdefault("seed", cfg.seed)
     if cfg.seeds > 1:
@@ -201,7 +201,7 @@ def seed_summaries(exp: Experiment, cfg: Config, results: list[UnitResult]) -> d
     out = []
     for s in seeds:
         mine = [r for r in results if r.unit.seed == s]
-        one = dict(exp.summarize(cfg.replace(seed=s, seeds=1), mine))
+        one = exp.summarize_units(cfg.replace(seed=s, seeds=1), mine)
         out.append(validate_summary(exp.name, {**one, "seed": s}))
     return {"by_seed": out}
 
@@ -258,7 +258,7 @@ def _train_unit(exp: Experiment, cfg: Config, unit: Unit, ud: RunDir, context: A
     if unit.key:
         ud.write_config(cfg, unit={"key": unit.key, "seed": unit.seed, **unit.params})
     t0 = time.perf_counter()
-    summary = dict(exp.train(cfg, unit, ud, context))
+    summary = as_summary(exp.train(cfg, unit, ud, context))
     if not unit.key:
         return summary
     summary.pop("seconds", None)
@@ -418,7 +418,7 @@ def remeasure(path: str | Path, figures: bool = True) -> dict[str, Any]:
     results = finished_units(exp, cfg, run)
     with run_threads(cfg.threads):
         for r in results:
-            new = _kept(r.summary, dict(exp.remeasure(cfg, r)))
+            new = _kept(r.summary, as_summary(exp.remeasure(cfg, r)))
             r.summary = r.run.write_summary(checked(exp, new, unit=True)) if r.unit.key else new
         summary = _kept(old, run_summary(exp, cfg, results, meta.get("preset")))
         summary = checked(exp, summary)

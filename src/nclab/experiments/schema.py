@@ -26,7 +26,13 @@ written in several modes, ``UNIT`` beside ``SUMMARY`` for the summary of one uni
 
 Summaries aggregated over seeds (:func:`~nclab.experiments.common.seeds.aggregate_summaries`)
 add a ``std`` tree of the summary's own shape and ``per_seed`` (one summary per seed): a path
-``std.<path>`` is checked as ``<path>``, and ``per_seed[seed=1].<path>`` as ``<path>``.
+``std.<path>`` is checked as ``<path>``, and ``per_seed[seed=1].<path>`` as ``<path>``. How a
+field aggregates over seeds is part of its declaration (:class:`Agg`, in ``Annotated``): the
+mean with its std (a number's default), the value all seeds share, the list of each seed's
+value, or not at all (:data:`BOOKKEEPING`: the run's own seed, seeds, wall time, versions, schema
+version, ... which :class:`Summary` and :class:`UnitRecord` declare so); :func:`aggregation`
+reads it, :func:`metric_items` gives a summary's values without the bookkeeping (what ``nclab
+run`` prints as measurements).
 
 >>> grammar = summary_type("fc-grammar")
 >>> check_path(grammar, "levels[level=1].nc1_trace")
@@ -43,6 +49,7 @@ summary is validated and versioned, and the path language claims read summaries 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import importlib
 import re
@@ -74,6 +81,27 @@ SCHEMA_VERSION = 1
 Num = float | Literal["inf", "-inf"] | None
 
 
+class Agg(enum.Enum):
+    """How a summary field aggregates over seeds, declared in its annotation:
+    ``field: Annotated[int, Agg.SAME]``. A field without one aggregates by its value: numbers
+    (and lists of numbers) by :attr:`MEAN`, records field by field, anything else by
+    :attr:`SAME`."""
+
+    #: the mean over seeds, and the std over seeds in the ``std`` tree
+    MEAN = "mean"
+    #: the value every seed has; where the seeds differ, the list of each seed's (no std)
+    SAME = "same"
+    #: the list of each seed's value (no std)
+    PER_SEED = "per-seed"
+    #: not aggregated: what the runner writes of the run itself, never a measurement
+    NONE = "none"
+
+
+#: the aggregation of bookkeeping fields (seed, seeds, wall time, versions, schema version, ...):
+#: never averaged over seeds, never printed as a measurement
+BOOKKEEPING = Agg.NONE
+
+
 class Record(BaseModel):
     """A record nested in a summary: every key it may hold is declared, another one is an error."""
 
@@ -95,10 +123,10 @@ class UnitRecord(Record):
     :func:`~nclab.experiments.runner.remeasure` measured it again. A package's ``UNIT`` type
     derives from it."""
 
-    schema_version: int = 0
-    seconds: float | None = None
-    versions: Versions | None = None
-    remeasured: bool | None = None
+    schema_version: Annotated[int, BOOKKEEPING] = 0
+    seconds: Annotated[float | None, BOOKKEEPING] = None
+    versions: Annotated[Versions | None, BOOKKEEPING] = None
+    remeasured: Annotated[bool | None, BOOKKEEPING] = None
 
 
 def optional(name: str, tp: Any, fields: str, doc: str) -> type[Record]:
@@ -173,21 +201,21 @@ class Summary(Record):
     #: removed or changes meaning
     SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
 
-    schema_version: int = 0
-    seed: int | None = None
-    seeds: list[int] | None = None
-    seconds: float | None = None
-    versions: Versions | None = None
-    experiment: str | None = None
-    preset: str | None = None
-    figures: list[str] = []
-    std: StdTree = None
-    per_seed: PerSeed = None
-    by_seed: PerSeed = None
-    failed: bool | None = None
-    error: str | None = None
-    run_dir: str | None = None
-    remeasured: bool | None = None
+    schema_version: Annotated[int, BOOKKEEPING] = 0
+    seed: Annotated[int | None, BOOKKEEPING] = None
+    seeds: Annotated[list[int] | None, BOOKKEEPING] = None
+    seconds: Annotated[float | None, BOOKKEEPING] = None
+    versions: Annotated[Versions | None, BOOKKEEPING] = None
+    experiment: Annotated[str | None, BOOKKEEPING] = None
+    preset: Annotated[str | None, BOOKKEEPING] = None
+    figures: Annotated[list[str], BOOKKEEPING] = []
+    std: Annotated[StdTree, BOOKKEEPING] = None
+    per_seed: Annotated[PerSeed, BOOKKEEPING] = None
+    by_seed: Annotated[PerSeed, BOOKKEEPING] = None
+    failed: Annotated[bool | None, BOOKKEEPING] = None
+    error: Annotated[str | None, BOOKKEEPING] = None
+    run_dir: Annotated[str | None, BOOKKEEPING] = None
+    remeasured: Annotated[bool | None, BOOKKEEPING] = None
 
 
 def prediction_record(cls: type, name: str | None = None) -> type[Record]:
@@ -384,6 +412,58 @@ def read_summary_versioned(
                 f"nclab (schema version {current}) no longer reads: {exc}"
             ) from None
         raise RunError(f"{source}: {exc}") from None
+
+
+# --- aggregation over seeds -------------------------------------------------------------------------
+
+
+def aggregation(tp: Any, key: str) -> Agg | None:
+    """How the field ``key`` of the summary type ``tp`` (a model, or a union of them) aggregates
+    over seeds, where its annotation declares it (:class:`Agg`); None where it does not, or no
+    model of ``tp`` has the field (then its value decides).
+
+    >>> aggregation(Summary, "seconds"), aggregation(Summary, "not-a-field")
+    (<Agg.NONE: 'none'>, None)
+    """
+    for model in models_of(tp):
+        name = _keys(model).get(key)
+        if name is not None:
+            field = model.model_fields[name]
+            marks = [*field.metadata, *_markers(field.annotation)]
+            return next((m for m in marks if isinstance(m, Agg)), None)
+    return None
+
+
+def field_model(tp: Any, key: str) -> Any:
+    """The type of the field ``key`` of ``tp`` where it holds records (a record type, or a list
+    or mapping of them: ``list[Level]``, ``dict[str, Row]``), for aggregating inside it; None
+    where it holds none."""
+    for model in models_of(tp):
+        name = _keys(model).get(key)
+        if name is None:
+            continue
+        inner = _unwrap(model.model_fields[name].annotation)
+        for m in typing.get_args(inner) if _is_union(inner) else (inner,):
+            m = _unwrap(m)
+            container = typing.get_origin(m) in (list, dict, Mapping)
+            if models_of(_entry_type(m) if container else m):
+                return m
+        return None
+    return None
+
+
+def entry_model(tp: Any) -> Any:
+    """The record type of the entries of a list or mapping type ``tp`` (None otherwise)."""
+    if typing.get_origin(tp) in (list, dict, Mapping):
+        return _unwrap(_entry_type(tp))
+    return None
+
+
+def metric_items(experiment: str, summary: Mapping[str, Any]) -> dict[str, Any]:
+    """``summary``'s top-level fields without the bookkeeping ones (:data:`BOOKKEEPING`): the
+    measurements, as ``nclab run`` prints them."""
+    tp = summary_type(experiment)
+    return {k: v for k, v in summary.items() if aggregation(tp, k) is not BOOKKEEPING}
 
 
 # --- paths ------------------------------------------------------------------------------------------
@@ -597,7 +677,9 @@ def _no_key(seg: Segment, field: str, valid: list[str]) -> str:
 
 
 __all__ = [
+    "BOOKKEEPING",
     "SCHEMA_VERSION",
+    "Agg",
     "Keys",
     "Num",
     "PerSeed",
@@ -606,9 +688,13 @@ __all__ = [
     "StdTree",
     "Summary",
     "Versions",
+    "aggregation",
     "check_path",
+    "entry_model",
+    "field_model",
     "keyed",
     "matches",
+    "metric_items",
     "models_of",
     "modes",
     "optional",

@@ -1,1 +1,2 @@
-"""Figures (matplotlib, loaded lazily) and the reports of ``nclab reproduce``; tables are in :mod:`nclab.tables`."""
+"""Figure helpers for the experiments (matplotlib, loaded lazily): :mod:`.figures`. The reports
+of ``nclab reproduce`` are :mod:`nclab.reproduce.reports`; tables are in :mod:`nclab.tables`."""

@@ -19,7 +19,7 @@ Checks several papers' claims share are built by :func:`at_most` and :func:`inte
 A threshold is the paper's number or ours. ``ours`` holds, for a value we chose (a tolerance, a
 factor standing for the paper's "significantly", a numerical precision), the reason for the value;
 ``source`` says where the paper gives the number a check compares with (empty when none does).
-The reports print the reason beside the check (:func:`nclab.report.views.threshold_origin`).
+The reports print the reason beside the check (:func:`nclab.reproduce.reports.views.threshold_origin`).
 
 Each check is of one of two kinds: the paper's **statement** (the default: it decides the verdict)
 or a **sanity** check on our code (an identity, a bound a theorem guarantees, with slack: it can

@@ -17,12 +17,14 @@ compared with it key by key (:meth:`Experiment.setting
   mode what the quick preset changes from the full one, ``"; quick: train.steps 40000 (full:
   100000)"``.
 
-A claim of several runs names each run's part by its alias. Reports test the prefixes
-(:data:`PAPER_SETTING`, :data:`SMALLER`, :data:`OURS`).
+A claim of several runs names each run's part by its alias. What kind of instance it is travels
+with the text as a type (:class:`Instance`, :class:`InstanceKind`: ``instance_kind`` beside
+``instance`` in the results), so that no report reads it back from the text's prefix.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,6 +41,49 @@ SMALLER = "smaller: "
 OURS = "our instance: "
 #: a list longer than this shows its first three values, "…" and its last
 LONG_LIST = 8
+
+
+class InstanceKind(enum.Enum):
+    """What a mode of a claim runs against the paper's setting."""
+
+    PAPER = "paper"  #: the paper's setting (with what the paper leaves open)
+    SMALLER = "smaller"  #: a smaller instance of it (or a run of ours beside one of the paper's)
+    OURS = "ours"  #: our own instance: no preset runs the paper's setting
+    NONE = "none"  #: the claim has no preset at this scale
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A claim's instance at one scale: its ``kind`` and its ``text`` (the module docstring).
+
+    >>> Instance(InstanceKind.SMALLER, "smaller: model.d 32 (paper: 100)").label
+    'smaller instance: model.d 32 (paper: 100)'
+    """
+
+    kind: InstanceKind
+    text: str
+
+    @property
+    def label(self) -> str:
+        """The instance as the reports name it: a smaller one reads ``"smaller instance: X"``,
+        the others as their text."""
+        return label(self.text, self.kind.value)
+
+    @property
+    def is_paper(self) -> bool:
+        return self.kind is InstanceKind.PAPER
+
+
+def label(text: str, kind: str) -> str:
+    """An instance's ``text`` as the reports name it, by its ``kind`` (an :class:`InstanceKind`
+    value, as results hold it): ``"smaller instance: X"`` for a smaller one, else ``text``.
+
+    >>> label("smaller: model.d 32 (paper: 100)", "smaller")
+    'smaller instance: model.d 32 (paper: 100)'
+    """
+    if kind == InstanceKind.SMALLER.value:
+        return "smaller instance: " + text.removeprefix(SMALLER)
+    return text
 
 
 def fmt_value(v: Any) -> str:
@@ -183,10 +228,15 @@ def _ours_text(run: RunInstance) -> str:
 
 
 def instance_text(claim: Claim, mode: str, seeds: Mapping[str, int] | None = None) -> str:
+    """The claim's instance text in ``mode`` (:func:`instance_of`)."""
+    return instance_of(claim, mode, seeds).text
+
+
+def instance_of(claim: Claim, mode: str, seeds: Mapping[str, int] | None = None) -> Instance:
     """The claim's instance in ``mode`` (see the module docstring); ``"no quick preset"`` when a
     run has none. ``seeds`` maps a run's alias to the seed count of the run judged for it."""
     if not claim.runnable(mode):
-        return f"no {mode} preset"
+        return Instance(InstanceKind.NONE, f"no {mode} preset")
     seeds = seeds or {}
     runs = {alias: run_instance(spec, mode, seeds.get(alias)) for alias, spec in claim.runs.items()}
     several = len(runs) > 1
@@ -196,11 +246,10 @@ def instance_text(claim: Claim, mode: str, seeds: Mapping[str, int] | None = Non
 
     if all(r.kind == "paper" for r in runs.values()):
         unstated = [named(a, ", ".join(r.items)) for a, r in runs.items() if r.items]
-        return PAPER_SETTING + (
-            f"; not stated in the paper: {'; '.join(unstated)}" if unstated else ""
-        )
+        said = f"; not stated in the paper: {'; '.join(unstated)}" if unstated else ""
+        return Instance(InstanceKind.PAPER, PAPER_SETTING + said)
     if all(r.kind == "ours" for r in runs.values()) and not several:
-        return OURS + _ours_text(next(iter(runs.values())))
+        return Instance(InstanceKind.OURS, OURS + _ours_text(next(iter(runs.values()))))
     parts = []
     for alias, r in runs.items():
         if r.kind == "paper":
@@ -208,4 +257,4 @@ def instance_text(claim: Claim, mode: str, seeds: Mapping[str, int] | None = Non
         else:
             text = ", ".join(r.items) if r.kind == "smaller" else _ours_text(r)
         parts.append(named(alias, text))
-    return SMALLER + "; ".join(parts)
+    return Instance(InstanceKind.SMALLER, SMALLER + "; ".join(parts))

@@ -39,8 +39,8 @@ from ..evidence import Ledger, progress_words, running
 from ..experiments.protocol import UNITS
 from ..experiments.schema import read_summary_versioned
 from ..provenance import PROVENANCE
-from ..report.claims_report import fmt_secs
 from ..runs import RunDir, to_jsonable
+from ..tables import fmt_secs
 from ..verdicts import SCALES, Outcome, Reason, Why, derived_diagnosis
 from . import registry
 from .checks import STATEMENT
@@ -136,7 +136,6 @@ def judge_scale(
         v.outcome,
         list(v.reasons),
         seeds=max(counts.values(), default=0),
-        instance=shown.instance(scale, counts),
         source=source,
         checks=v.checks,
         invalid=v.invalid,
@@ -144,7 +143,7 @@ def judge_scale(
         provenance=provenance or {},
         command=command_for(claim, scale, seeds),
         presets=presets_of(claim, scale),
-    )
+    ).set_instance(shown.instance_of(scale, counts))
     res.diagnosis = diagnosis_of(claim, res)
     if ok:
         res.theory = {label: _read(summaries, p) for label, p in claim.theory.items()}
@@ -176,7 +175,8 @@ def not_run_scale(
     claim: Claim, scale: str, why: Why, seeds: int | None = None, detail: str = ""
 ) -> ScaleResult:
     """A scale without evidence: ``why`` (no preset, needs a GPU, not in the ledger, ...)."""
-    res = ScaleResult(scale, NOT_RUN, [Reason(why, (), detail)], instance=claim.instance(scale))
+    res = ScaleResult(scale, NOT_RUN, [Reason(why, (), detail)])
+    res.set_instance(claim.instance_of(scale))
     res.presets = presets_of(claim, scale)
     gpu = " (on a machine with a GPU)" if why is Why.NEEDS_GPU else ""
     res.command = command_for(claim, scale, seeds) + gpu
@@ -285,7 +285,8 @@ def claim_result(claim: Claim, scales: Mapping[str, ScaleResult]) -> ClaimResult
     )
     if r is not None:
         res.theory, res.measured, res.checks = r.theory, r.measured, r.checks
-        res.runs, res.figures, res.command, res.instance = r.runs, r.figures, r.command, r.instance
+        res.runs, res.figures, res.command = r.runs, r.figures, r.command
+        res.instance, res.instance_kind = r.instance, r.instance_kind
         res.reasons, res.diagnosis = r.reasons, r.diagnosis
     return res
 
@@ -393,7 +394,7 @@ def judge_variants(
             if r.why is not Why.RUNNING:
                 r.command = command_for(claim, scale, seeds) + " --variants"
             if not r.source:  # judged on runs, its instance has the variant's settings already
-                r.instance = as_variant(claim, v).instance(scale)
+                r.set_instance(as_variant(claim, v).instance_of(scale))
             res[scale] = r
         out[v.label] = res
     return out
@@ -439,6 +440,7 @@ def same_runs(scales: dict[str, ScaleResult]) -> None:
             NOT_RUN,
             [why],
             instance=r.instance,
+            instance_kind=r.instance_kind,
             runs=r.runs,
             provenance=r.provenance,
             presets=r.presets,

@@ -21,39 +21,27 @@ Outcomes and their rules are :mod:`nclab.verdicts`'; a claim may declare, per sc
 from __future__ import annotations
 
 import fnmatch
+import functools
 import importlib
+import importlib.metadata
 import os
+import pkgutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..experiments.catalog import get_experiment
+from ..experiments.catalog import assigns, get_experiment
 from ..experiments.protocol import Validity
 from ..experiments.schema import check_path, summary_type
 from ..verdicts import SCALES, Diagnosis
 from .checks import STATEMENT, AnyCheck
-from .instance import instance_text, paper_setting
+from .instance import Instance, instance_of, instance_text, paper_setting
 from .summaries import split
 
-CLAIM_MODULES = (
-    "nclab.reproduce.claims.tirer_bruna",
-    "nclab.reproduce.claims.tirer_bruna_resnet",
-    "nclab.reproduce.claims.tirer_bruna_inventory",
-    "nclab.reproduce.claims.tirer_bruna_levels",
-    "nclab.reproduce.claims.tirer_bruna_predictions",
-    "nclab.reproduce.claims.sukenik",
-    "nclab.reproduce.claims.sukenik_predictions",
-    "nclab.reproduce.claims.laurent",
-    "nclab.reproduce.claims.laurent_appendix",
-    "nclab.reproduce.claims.laurent_inventory",
-    "nclab.reproduce.claims.laurent_predictions",
-    "nclab.reproduce.claims.jacot",
-    "nclab.reproduce.claims.jacot_beyond",
-    "nclab.reproduce.claims.jacot_inventory",
-    "nclab.reproduce.claims.jacot_dynamics",
-    "nclab.reproduce.claims.jacot_predictions",
-)
+#: the package whose modules hold nclab's claims
+CLAIMS_PACKAGE = "nclab.reproduce.claims"
 
 
 @dataclass(frozen=True)
@@ -164,6 +152,10 @@ class Claim:
     one line that says why the claim is not reproduced there (:class:`~nclab.verdicts.Diagnosis`),
     with the ledger records or files behind it; a key ``"<scale>:<outcome>"`` applies only to that
     outcome. Inconclusive outcomes without one get the diagnosis their reasons give.
+
+    ``outside`` says why the claim tests no statement of the papers' inventory
+    (:mod:`nclab.reproduce.statements`), where it does not: a claim of an experiment of your own,
+    of a paper outside the inventory. A claim that tests a statement is named by it instead.
     """
 
     id: str
@@ -181,6 +173,7 @@ class Claim:
     medium_seconds: float = 3600.0
     variants: Sequence[Variant] = ()
     diagnosis: Mapping[str, Diagnosis] = field(default_factory=dict)
+    outside: str = ""
     check_paths: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -246,6 +239,10 @@ class Claim:
         the seed counts of the runs judged, by alias, where they are not the claim's own."""
         return instance_text(self, mode, seeds)
 
+    def instance_of(self, mode: str, seeds: Mapping[str, int] | None = None) -> Instance:
+        """:meth:`instance` with its kind (:class:`~.instance.Instance`)."""
+        return instance_of(self, mode, seeds)
+
     def paths(self) -> list[str]:
         """Every summary path the claim reads: measured, theory and its checks' paths (its runs'
         validity conditions are :meth:`validity_paths`: a summary of another mode may lack them)."""
@@ -273,12 +270,30 @@ class Claim:
 #: the environment variable naming claim modules of your own (each defining ``CLAIMS``), separated
 #: by commas: they join the registry after nclab's (see docs/adding-an-experiment.md)
 ENV = "NCLAB_CLAIMS"
+#: the entry-point group of claim modules of installed distributions (``name = "module"``)
+ENTRY_POINTS = "nclab.claims"
+
+
+@functools.cache
+def builtin_claim_modules() -> tuple[str, ...]:
+    """nclab's claim modules: every module of :mod:`nclab.reproduce.claims` that defines
+    ``CLAIMS``, in the order of their names (a new module never reorders the others)."""
+    package = importlib.import_module(CLAIMS_PACKAGE)
+    found = [
+        f"{CLAIMS_PACKAGE}.{m.name}"
+        for m in pkgutil.iter_modules(package.__path__)
+        if not m.ispkg and assigns(Path(m.module_finder.path) / f"{m.name}.py", "CLAIMS")
+    ]
+    return tuple(sorted(found))
 
 
 def claim_modules() -> list[str]:
-    """nclab's claim modules, then those of ``NCLAB_CLAIMS``."""
+    """nclab's claim modules (:func:`builtin_claim_modules`), then those of installed
+    distributions (entry points of the group ``nclab.claims``, sorted by name), then those of
+    ``NCLAB_CLAIMS``; each once."""
+    eps = sorted(importlib.metadata.entry_points(group=ENTRY_POINTS), key=lambda e: e.name)
     extra = [m.strip() for m in os.environ.get(ENV, "").split(",") if m.strip()]
-    return [*CLAIM_MODULES, *extra]
+    return list(dict.fromkeys([*builtin_claim_modules(), *(e.value for e in eps), *extra]))
 
 
 def all_claims() -> list[Claim]:
@@ -289,7 +304,10 @@ def all_claims() -> list[Claim]:
             module = importlib.import_module(mod)
         except ModuleNotFoundError as exc:
             if exc.name == mod:
-                raise ConfigError(f"claim module {mod!r} not found (check {ENV})") from None
+                raise ConfigError(
+                    f"claim module {mod!r} not found (check {ENV} and the {ENTRY_POINTS!r} "
+                    "entry points)"
+                ) from None
             raise
         claims.extend(module.CLAIMS)
     ids = [c.id for c in claims]

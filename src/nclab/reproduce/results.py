@@ -8,10 +8,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..report.claims_report import instance_label
 from ..runs import to_jsonable
 from ..verdicts import CheckResult, Diagnosis, Outcome, Reason, Why, reasons_text
-from .instance import PAPER_SETTING
+from .instance import PAPER_SETTING, Instance, InstanceKind, label
 
 NOT_RUN = Outcome.NOT_RUN
 
@@ -44,11 +43,17 @@ class ScaleResult:
     command: str = ""
     presets: dict[str, str] = field(default_factory=dict)
     same_as: str = ""
+    instance_kind: str = ""
 
     def __post_init__(self) -> None:
         self.outcome = Outcome(self.outcome)
         if not self.reason:
             self.reason = reasons_text(self.reasons)
+
+    def set_instance(self, instance: Instance) -> ScaleResult:
+        """Its instance: the text (``instance``) and its kind (``instance_kind``)."""
+        self.instance, self.instance_kind = instance.text, instance.kind.value
+        return self
 
     @property
     def judged(self) -> bool:
@@ -83,6 +88,7 @@ class ClaimResult:
     note: str = ""
     command: str = ""
     instance: str = PAPER_SETTING  # or "smaller: <what differs>", "our instance: <why>"
+    instance_kind: str = InstanceKind.PAPER.value  # what kind of instance it is (InstanceKind)
     headline: str = ""
     headline_parts: list[tuple[str, str]] = field(default_factory=list)  # (kind, text)
     scale: str = ""  # the scale of the outcome (the largest judged)
@@ -102,8 +108,8 @@ class ClaimResult:
     def verdict_text(self) -> str:
         """The outcome as reports show it: ``"reproduced (smaller instance: ...)"`` when it was
         judged on another instance than the paper's setting."""
-        if self.outcome.judged and not self.instance.startswith(PAPER_SETTING):
-            return f"{self.outcome.value} ({instance_label(self.instance)})"
+        if self.outcome.judged and self.instance_kind != InstanceKind.PAPER.value:
+            return f"{self.outcome.value} ({label(self.instance, self.instance_kind)})"
         return self.outcome.value
 
 

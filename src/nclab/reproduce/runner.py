@@ -21,12 +21,12 @@ from typing import Any
 import torch
 
 from ..evidence import Ledger, default_root
-from ..report.claims_report import write_reports
 from ..runs import RunDir, dumps
 from . import registry
 from .backends import execute
 from .judge import MANIFEST, judge_dir
 from .plan import plan, variant_jobs
+from .reports.claims_report import write_reports
 from .results import ClaimResult
 from .statements import counts_line, statement_counts
 
@@ -81,14 +81,8 @@ def reproduce(
             if RunDir(job.run_dir).finished:
                 book.add(job.run_dir, allow_dirty=allow_dirty)
     results = judge_dir(out, asked)  # not the file: another call sharing ``out`` may rewrite it
-    meta = {
-        "mode": mode,
-        "backend": backend,
-        "seconds": time.perf_counter() - t0,
-        "ledger": str(Ledger(ledger).root) if ledger is not None else None,
-        "statements": statements_line(results),
-    }
-    write_reports(out, results, meta)
+    seconds = time.perf_counter() - t0
+    write_reports(out, results, report_meta(results, mode, asked["ledger"], backend, seconds))
     return results
 
 
@@ -103,9 +97,34 @@ def from_ledger(
     root = Ledger(ledger).root
     asked = _write_manifest(out, None, None, claims, root, False, {}, {})
     results = judge_dir(out, asked)
-    meta = {"mode": "ledger", "ledger": str(root), "statements": statements_line(results)}
-    write_reports(out, results, meta)
+    write_reports(out, results, report_meta(results, None, asked["ledger"]))
     return results
+
+
+def report_dir(out: str | Path) -> list[ClaimResult]:
+    """Judge the reproduce directory ``out`` again (its ``reproduce.json``, its runs and the
+    ledger: :func:`~.judge.judge_dir`) and write its reports anew (``nclab report OUT``)."""
+    out = Path(out)
+    results = judge_dir(out)
+    asked = json.loads((out / MANIFEST).read_text())
+    write_reports(out, results, report_meta(results, asked["mode"], asked.get("ledger")))
+    return results
+
+
+def report_meta(
+    results: Sequence[ClaimResult],
+    mode: str | None,
+    ledger: str | None,
+    backend: str | None = None,
+    seconds: float | None = None,
+) -> dict[str, Any]:
+    """The reports' ``meta``, built here alone: the scale run (``mode``; None: judged on the
+    ledger only, ``"ledger"``), the backend and wall time of the runs made, the ledger judged
+    against and the papers' statements counted on ``results``."""
+    meta: dict[str, Any] = {"mode": mode or "ledger"}
+    if backend is not None:
+        meta |= {"backend": backend, "seconds": seconds}
+    return meta | {"ledger": ledger, "statements": statements_line(results)}
 
 
 def statements_line(results: Sequence[ClaimResult]) -> str:

@@ -37,6 +37,7 @@ import numpy as np
 from ..config import flatten, read_toml, valid_keys
 from ..errors import ConfigError, RunError
 from ..experiments import get_experiment
+from ..experiments.schema import metric_items
 from ..report.figures import Panel, save_panels
 from ..runs import RunDir, dumps
 from .backends import Job, execute
@@ -177,11 +178,13 @@ def run_sweep(
     return aggregate(out)
 
 
-def _numeric_leaves(summary: Mapping[str, Any]) -> dict[str, float]:
+def _numeric_leaves(experiment: str, summary: Mapping[str, Any]) -> dict[str, float]:
+    """A point's columns: every number of its summary's measurements (its experiment's summary
+    type says which fields are bookkeeping: :func:`~nclab.experiments.schema.metric_items`),
+    and its wall time ``seconds``."""
+    kept = {**metric_items(experiment, summary), "seconds": summary.get("seconds")}
     out = {}
-    for k, v in flatten(summary).items():
-        if k.startswith(("std.", "per_seed", "versions")) or k in ("seed",):
-            continue
+    for k, v in flatten(kept).items():
         if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
             out[k] = float(v)
     return out
@@ -199,7 +202,7 @@ def aggregate(out: str | Path) -> list[dict[str, Any]]:
         run = RunDir(job.run_dir)
         row: dict[str, Any] = dict(point)
         if run.finished:
-            vals = _numeric_leaves(run.read_summary())
+            vals = _numeric_leaves(grid.experiment, run.read_summary())
             row.update(vals)
             row["failed"] = False
             metrics.extend(k for k in vals if k not in metrics and k not in point)

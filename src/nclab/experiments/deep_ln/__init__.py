@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ..protocol import Experiment, Validity
 from .config import DeepLNConfig
-from .presets import PAPER_SETTINGS, PRESETS
+from .presets import PAPER_SETTINGS, PRESETS, SMOKE
 from .units import check, units
 
 EXPERIMENT = Experiment(
@@ -55,6 +55,8 @@ EXPERIMENT = Experiment(
             "nothing of the collapse of a trained one",
         ),
     ),
+    smoke=SMOKE,
+    docs="docs/deep-ln.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "DeepLNConfig"]

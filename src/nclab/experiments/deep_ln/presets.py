@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import PaperSetting
+from ..protocol import PaperSetting, Smoke
 
 QUICK = [2, 5, 13]
 DEPTHS = [2, 3, 5, 8, 13, 21, 34]
@@ -129,3 +129,7 @@ PAPER_SETTINGS: dict[str, PaperSetting] = {
         unused=("data.nspl", "data.nspl_test", "data.polar_rate", "data.agreement"),
     ),
 }
+
+
+#: the smoke rung (what the tests run): training cut short, the summary's structure kept
+SMOKE = Smoke({"train.epochs": 4, "log_every": 2, "monotone.epochs_after": 4})

@@ -9,6 +9,6 @@ from __future__ import annotations
 from ..protocol import Experiment
 from .config import DemoConfig, check
 
-EXPERIMENT = Experiment("demo", __doc__, DemoConfig, check=check)
+EXPERIMENT = Experiment("demo", __doc__, DemoConfig, check=check, docs="README.md")
 
 __all__ = ["EXPERIMENT", "DemoConfig"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..protocol import Experiment, fits
 from .config import GrammarConfig, check
-from .presets import PAPER, PAPER_SETTINGS, PRESETS
+from .presets import PAPER, PAPER_SETTINGS, PRESETS, SMOKE
 
 EXPERIMENT = Experiment(
     "fc-grammar",
@@ -30,6 +30,8 @@ EXPERIMENT = Experiment(
     # A.5's representations are those of a network trained on the grammar task: one at chance
     # (the paper's optimiser on the CPU presets' budget) says nothing of them
     validity=(fits(),),
+    smoke=SMOKE,
+    docs="docs/feature-collapse.md",
 )
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "GrammarConfig"]

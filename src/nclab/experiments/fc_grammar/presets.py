@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import PaperSetting
+from ..protocol import PaperSetting, Smoke
 
 #: AdamW's lr grows linearly from lr / 1000 to lr over the first 1000 steps
 _WARMUP = {"train.schedule.kind": "warmup", "train.schedule.warmup": 1000}
@@ -95,3 +95,7 @@ PAPER_SETTINGS: dict[str, PaperSetting] = {
         ),
     )
 }
+
+
+#: the smoke rung (what the tests run): training cut short, the summary's structure kept
+SMOKE = Smoke({"data.n_train": 50, "data.n_test": 20, "train.epochs": 1, "log_every": 1})

@@ -23,10 +23,17 @@ from __future__ import annotations
 
 from ..protocol import Experiment
 from .config import LandscapeConfig, check
-from .presets import PRESETS
+from .presets import PRESETS, SMOKE
 
 EXPERIMENT = Experiment(
-    "fc-landscape", __doc__, LandscapeConfig, PRESETS, "no-spurious-quick", check
+    "fc-landscape",
+    __doc__,
+    LandscapeConfig,
+    PRESETS,
+    "no-spurious-quick",
+    check,
+    smoke=SMOKE,
+    docs="docs/feature-collapse.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "LandscapeConfig"]

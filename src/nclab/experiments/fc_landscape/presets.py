@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol import Smoke
+
 _SMALL = {"problem.nc": 3, "problem.L": 3}
 _LARGER = {"problem.nc": 3, "problem.L": 4}
 _UNIFORM = {"problem.sc": 2, "problem.freq": "uniform", "search.d": 8, "search.lam_factor": 0.3}
@@ -32,3 +34,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "thm2-nonzero": {**_LARGER, **_ZIPF, "search.lam_factor": 0.8, "search.starts": 30},
 }
 PRESETS = {name: {"threads": 1, **over} for name, over in PRESETS.items()}
+
+
+#: the smoke rung (what the tests run): training cut short, the summary's structure kept
+SMOKE = Smoke({"search.starts": 2, "search.contrast_starts": 2})

@@ -19,10 +19,29 @@ One unit per seed (the seed draws the random points and starts; the problem is t
 
 from __future__ import annotations
 
-from ..protocol import Experiment
+from ..protocol import Experiment, Smoke
 from .config import LemmasConfig, check
 from .presets import PRESETS
 
-EXPERIMENT = Experiment("fc-lemmas", __doc__, LemmasConfig, PRESETS, "lemmas-quick", check)
+EXPERIMENT = Experiment(
+    "fc-lemmas",
+    __doc__,
+    LemmasConfig,
+    PRESETS,
+    "lemmas-quick",
+    check,
+    # fewer samples, starts and latent sets: the same computations and summary
+    smoke=Smoke(
+        {
+            "points.samples": 4,
+            "system.starts": 6,
+            "latents.presets": ["k50"],
+            "latents.small_k": [4, 6, 10],
+            "latents.draws": 2,
+            "minimise.starts": 1,
+        }
+    ),
+    docs="docs/feature-collapse.md",
+)
 
 __all__ = ["EXPERIMENT", "PRESETS", "LemmasConfig"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..protocol import Experiment, fits
 from .config import TransformerConfig, check
-from .presets import PAPER, PAPER_SETTINGS, PRESETS
+from .presets import PAPER, PAPER_SETTINGS, PRESETS, SMOKE
 
 EXPERIMENT = Experiment(
     "fc-transformer",
@@ -30,6 +30,8 @@ EXPERIMENT = Experiment(
     paper=PAPER_SETTINGS,
     # A.3's classifier is trained on the task (a language model has no train accuracy: not held)
     validity=(fits(),),
+    smoke=SMOKE,
+    docs="docs/feature-collapse.md",
 )
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "TransformerConfig"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import PaperSetting
+from ..protocol import PaperSetting, Smoke
 
 ZIPF = {"data.freq": "zipf"}
 LM = {"task": "lm"}
@@ -106,3 +106,15 @@ PAPER_SETTINGS: dict[str, PaperSetting] = {
     )
     for name in _FAITHFUL
 }
+
+
+#: the smoke rung (what the tests run): training cut short, the summary's structure kept
+SMOKE = Smoke(
+    {
+        "data.nspl": 2,
+        "data.n_test": 2,
+        "train.epochs": 1,
+        "log_every": 1,
+        "measure_sentences": 20,
+    }
+)

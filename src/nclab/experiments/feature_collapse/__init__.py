@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..protocol import Experiment, fits
 from .config import FCConfig, check
-from .presets import PAPER, PAPER_SETTINGS, PRESETS
+from .presets import PAPER, PAPER_SETTINGS, PRESETS, SMOKE
 
 EXPERIMENT = Experiment(
     "feature-collapse",
@@ -39,6 +39,8 @@ EXPERIMENT = Experiment(
     # the paper's networks fit their training sets (100 % in every figure); its collapse
     # statements are about trained networks
     validity=(fits(),),
+    smoke=SMOKE,
+    docs="docs/feature-collapse.md",
 )
 
 __all__ = ["EXPERIMENT", "PAPER", "PRESETS", "FCConfig"]

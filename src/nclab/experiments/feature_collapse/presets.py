@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import PaperSetting
+from ..protocol import PaperSetting, Smoke
 
 ZIPF = {"data.freq": "zipf"}
 H_STAR = {"model.layer_norm": "fixed"}
@@ -347,3 +347,14 @@ PAPER_SETTINGS: dict[str, PaperSetting] = {
     )
     for name in _FAITHFUL
 }
+
+
+#: the smoke rung (what the tests run): training cut short, the summary's structure kept
+SMOKE = Smoke(
+    {"train.epochs": 4, "log_every": 2},
+    presets={
+        # the Zipf problem at K = 1000: the summary's structure is the same at K = 300
+        "fig4b-quick": {"train.epochs": 4, "log_every": 2, "data.K": 300},
+        "fig4b-steep-quick": {"train.epochs": 4, "log_every": 2, "data.K": 300},
+    },
+)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..protocol import Experiment, Validity
 from .config import LinearHeadConfig
-from .presets import PAPER_SETTINGS, PRESETS
+from .presets import PAPER_SETTINGS, PRESETS, SMOKE
 from .units import check, units
 
 EXPERIMENT = Experiment(
@@ -54,6 +54,8 @@ EXPERIMENT = Experiment(
             "assumes approximate interpolation): one that does not is outside the statement",
         ),
     ),
+    smoke=SMOKE,
+    docs="docs/linear-head.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "LinearHeadConfig"]

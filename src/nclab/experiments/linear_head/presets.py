@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..protocol import PaperSetting
+from ..protocol import PaperSetting, Smoke
 from .presets_section5 import SECTION5
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -311,3 +311,50 @@ PAPER_SETTINGS: dict[str, PaperSetting] = {
         "§6, Fig. 3", (*_EPOCHS, "model.L2"), unused=("train.lr",), seeds=5
     ),
 }
+
+
+#: the smoke rung (what the tests run): training cut short, the summary's structure kept
+SMOKE = Smoke(
+    {"train.epochs": 4, "measure_every": 2},
+    # quick presets cut short less: Section 5's bounds (minimiser.py) exist only once
+    # eps1 < s_K(Y), the edge-of-stability scalars need a few sharpness records per step size
+    presets={
+        "conditioning-minimiser-quick": {
+            "train.epochs": 400,
+            "measure_every": 200,
+            "ntk_iterations": 40,
+        },
+        "ntk-bound-quick": {"train.epochs": 400, "measure_every": 200, "ntk_iterations": 40},
+        "edge-of-stability-quick": {"train.epochs": 40, "measure_every": 10},
+        # Prop. 5.3's cap on the step needs a network that ends eps1-interpolating
+        # (eps1 < s_K(Y)), one larger step that diverges and one above every bound
+        "lr-bound-quick": {
+            "train.epochs": 200,
+            "measure_every": 100,
+            "data.samples_per_class": 20,
+            "sweep_lrs": [12.0, 1e3, 1e7],
+        },
+        "thm31-bounds-quick": {"train.epochs": 40, "measure_every": 20},
+        # Theorem 3.1's certificate (its bounds and whether they hold) is written only for a
+        # network that interpolates: the preset's 300 epochs, on 20 samples per class instead
+        # of 100; a record every 20 epochs, as the preset's, puts records in each window of the
+        # balancedness's log-rates (plateau.py: before the plateau, on it, after the drop)
+        "fig1-mlp-quick": {
+            "data.samples_per_class": 20,
+            "data.test_samples_per_class": 10,
+            "measure_every": 20,
+        },
+        # the ResNet20 quick run whole (60 epochs, ~40 s a seed): fewer epochs leave it short
+        # of fitting the digits, and Theorem 3.1's certificate (certificate.holds) then does
+        # not apply
+        "fig1-resnet20-digits-quick": {"train.epochs": 60, "measure_every": 6},
+        # Theorem 4.4's time: weight decays 20x the preset's and levels eps2 the shorter run
+        # reaches, so that every time and exponent is a number
+        "thm44-time-quick": {
+            "train.epochs": 600,
+            "measure_every": 20,
+            "sweep_weight_decays": [0.02, 0.04, 0.08],
+            "imbalance_eps2": [1.0, 0.3, 0.1],
+        },
+    },
+)

@@ -26,8 +26,17 @@ from __future__ import annotations
 
 from ..protocol import Experiment
 from .config import PyramidFlowConfig, check
-from .presets import PRESETS
+from .presets import PRESETS, SMOKE
 
-EXPERIMENT = Experiment("pyramid-flow", __doc__, PyramidFlowConfig, PRESETS, "thm44-quick", check)
+EXPERIMENT = Experiment(
+    "pyramid-flow",
+    __doc__,
+    PyramidFlowConfig,
+    PRESETS,
+    "thm44-quick",
+    check,
+    smoke=SMOKE,
+    docs="docs/linear-head.md",
+)
 
 __all__ = ["EXPERIMENT", "PRESETS", "PyramidFlowConfig"]

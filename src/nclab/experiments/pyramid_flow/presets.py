@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol import Smoke
+
 PRESETS: dict[str, dict[str, Any]] = {
     "thm44-quick": {},
     "thm44": {
@@ -23,3 +25,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 PRESETS = {name: {"threads": 1, **over} for name, over in PRESETS.items()}
+
+
+#: the smoke rung (what the tests run): training cut short, the summary's structure kept
+# two larger eps1 (shorter flows) at looser tolerances: the same summary
+SMOKE = Smoke(
+    {
+        "sweep.eps1": [0.5, 0.35],
+        "solve.rtol": 1e-6,
+        "solve.atol": 1e-8,
+        "solve.gd_steps": 50,
+    }
+)

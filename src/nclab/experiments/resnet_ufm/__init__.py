@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..protocol import Experiment, fits
 from .config import ResNetUFMConfig, check
-from .presets import PAPER_SETTINGS, PRESETS
+from .presets import PAPER_SETTINGS, PRESETS, SMOKE
 
 EXPERIMENT = Experiment(
     "resnet-ufm",
@@ -35,6 +35,8 @@ EXPERIMENT = Experiment(
     # the ResNet18 comparison is about a network trained to fit MNIST (the paper: well-trained)
     validity=(fits("net.train_acc"),),
     bookkeeping=("measure_every", "ufm.log_every", "ufm.checkpoint_every"),
+    smoke=SMOKE,
+    docs="docs/ufm.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "ResNetUFMConfig"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import PaperSetting
+from ..protocol import PaperSetting, Smoke
 
 #: the paper's optimiser and schedule: lr 0.05, ÷10 every 40 epochs, weight decay 5e-4
 _PAPER_TRAIN = {"optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4}
@@ -103,3 +103,16 @@ PAPER_SETTINGS: dict[str, PaperSetting] = {
     "tb-resnet18-mnist-ce-gpu": PaperSetting("§6 Fig. 5 (right panels)", _UNSTATED),
     "tb-resnet18-cifar10-mse-gpu": PaperSetting("App. G Fig. 10", _UNSTATED),
 }
+
+
+#: the smoke rung (what the tests run): training cut short, the summary's structure kept
+SMOKE = Smoke(
+    {
+        "train.epochs": 2,
+        "measure_every": 1,
+        "data.samples_per_class": 20,
+        "ufm.steps": 200,
+        "ufm.log_every": 100,
+        "checkpoint_every": 0,
+    }
+)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ..protocol import Experiment, Unit
 from .config import UFMConfig, check
-from .presets import PAPER_SETTINGS, PRESETS
+from .presets import PAPER_SETTINGS, PRESETS, SMOKE
 
 
 def units(cfg: UFMConfig) -> list[Unit]:
@@ -32,7 +32,16 @@ def units(cfg: UFMConfig) -> list[Unit]:
 
 
 EXPERIMENT = Experiment(
-    "ufm", __doc__, UFMConfig, PRESETS, "tb-fig2-nobias", check, units=units, paper=PAPER_SETTINGS
+    "ufm",
+    __doc__,
+    UFMConfig,
+    PRESETS,
+    "tb-fig2-nobias",
+    check,
+    units=units,
+    paper=PAPER_SETTINGS,
+    smoke=SMOKE,
+    docs="docs/ufm.md",
 )
 
 __all__ = ["EXPERIMENT", "PRESETS", "UFMConfig"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import PaperSetting
+from ..protocol import PaperSetting, Smoke
 
 _FIG2 = {
     "model.K": 4,
@@ -306,3 +306,24 @@ PAPER_SETTINGS: dict[str, PaperSetting] = {
     name: PaperSetting(where, unstated=("train.steps", "dtype"))
     for name, where in _TB_FIGURES.items()
 }
+
+
+#: the smoke rung (what the tests run): training cut short, the summary's structure kept
+SMOKE = Smoke(
+    {"train.steps": 400, "log_every": 200, "checkpoint_every": 0},
+    presets={
+        # the GUFM-MSE sublevel sets: a shorter search (the same samplers and summary)
+        "gufm-mse-rates-quick": {
+            "rates.steps_per_decade": 1,
+            "rates.iters": 40,
+            "rates.descent_steps": 100,
+        },
+        # Theorem 4.1's structure is judged at the points that reached the theorem's objective:
+        # a few thousand steps bring the points far below the threshold there (none at 2000)
+        "tb-phase-diagram-linear-quick": {
+            "train.steps": 5000,
+            "log_every": 2500,
+            "checkpoint_every": 0,
+        },
+    },
+)

@@ -40,6 +40,7 @@ __all__ = [
     "Statement",
     "coverage_counts",
     "markdown",
+    "outside_claims",
     "problems",
     "rows",
     "statement_counts",
@@ -68,8 +69,18 @@ STATEMENTS: list[Statement] = [
     *sukenik_statements.STATEMENTS,
     *jacot_statements.STATEMENTS,
 ]
-#: registered claims that test no statement of the inventory, and why
+#: registered claims that test no statement of the inventory, and why (besides the claims that
+#: say so themselves, ``Claim.outside``: :func:`outside_claims`)
 OUTSIDE: dict[str, str] = {**sukenik_statements.OUTSIDE}
+
+
+def outside_claims(claims: Sequence[Claim] | None = None) -> dict[str, str]:
+    """Every registered claim that tests no statement of the inventory, and why: :data:`OUTSIDE`
+    and the claims that declare it themselves (``Claim.outside``), sorted by id."""
+    claims = all_claims() if claims is None else claims
+    own = {c.id: c.outside for c in claims if getattr(c, "outside", "")}
+    return dict(sorted({**OUTSIDE, **own}.items()))
+
 
 #: a statement's status from its claims' outcomes: an outcome, or not covered
 NOT_COVERED, NOT_RUN = "not covered", Outcome.NOT_RUN.value
@@ -88,7 +99,7 @@ def problems(
     registered claim or that a statement cites."""
     statements = STATEMENTS if statements is None else statements
     claims = all_claims() if claims is None else claims
-    outside = OUTSIDE if outside is None else outside
+    outside = outside_claims(claims) if outside is None else outside
     ids = {c.id for c in claims}
     out = [p for s in statements for p in s.problems()]
     dup = [i for i, n in Counter(s.id for s in statements).items() if n > 1]
@@ -106,7 +117,7 @@ def problems(
         if not outside.get(cid, "").strip():
             out.append(
                 f"claim {cid!r} tests no statement of the inventory (cite it from one, or "
-                "say in OUTSIDE why it stands outside)"
+                "say why it stands outside: Claim(outside=...) or OUTSIDE)"
             )
     for cid in sorted(outside):
         if cid not in ids:
@@ -259,7 +270,7 @@ def markdown(statements: Iterable[Statement] | None = None) -> str:
         cells = [c["statements"], c["covered"], c[NOT_COVERED], *(c[r] for r in REASONS)]
         lines.append(f"| {name} | " + " | ".join(str(v) for v in cells) + " |")
     lines += ["", "Claims that test no statement of the inventory:", ""]
-    lines += [f"- `{cid}`: {why}" for cid, why in sorted(OUTSIDE.items())]
+    lines += [f"- `{cid}`: {why}" for cid, why in outside_claims().items()]
     for paper, group in by_paper(statements).items():
         lines += ["", f"## {PAPERS[paper]}", "", "| statement | where | quote | tested by |"]
         lines.append("|---|---|---|---|")

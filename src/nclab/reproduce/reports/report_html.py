@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..verdicts import Outcome, Why
+from ...verdicts import Outcome, Why
 from .evidence_figure import CAPTION as EVIDENCE_CAPTION
 from .views import (
     SCALES,
@@ -145,7 +145,7 @@ def _ladder_html(r: Any, out: Path, meta: Mapping[str, Any]) -> str:
             verdict += f"<br><small>{e(why)}<code>{e(sd.get('command', ''))}</code></small>"
         rows.append(
             f"<tr><td><b>{s}</b></td><td><code>{e(presets_text(sd))}</code></td>"
-            f"<td><small>{e(instance_label(sd.get('instance', '')))}</small></td>"
+            f"<td><small>{e(instance_label(sd))}</small></td>"
             f"<td>{sd.get('seeds') or '—'}</td><td>{source}</td><td>{verdict}</td></tr>"
         )
     head = (

@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..tables import fmt
-from ..verdicts import SCALES, Outcome, Why
+from ...tables import fmt, fmt_secs
+from ...verdicts import SCALES, Outcome, Why
+from ..instance import label as label_of_instance
 
 RUNNING = Why.RUNNING.value
 STATEMENT = "statement"
@@ -84,28 +85,18 @@ def fmt_measured(m: Any) -> str:
     return fmt_value(mean)
 
 
-def fmt_secs(s: float) -> str:
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 5400:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
-
-
 def cut(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
-def instance_label(instance: str) -> str:
-    """A claim's instance as the reports name it: ``"smaller: X"`` reads ``"smaller instance: X"``,
-    the rest (``"paper setting..."``, ``"our instance: ..."``) as it is.
+def instance_label(sd: Mapping[str, Any]) -> str:
+    """A scale's instance (``instance``, of the kind ``instance_kind``) as the reports name it
+    (:func:`nclab.reproduce.instance.label`: a smaller one reads ``"smaller instance: X"``).
 
-    >>> instance_label("smaller: model.d 32 (paper: 100)")
+    >>> instance_label({"instance": "smaller: model.d 32 (paper: 100)", "instance_kind": "smaller"})
     'smaller instance: model.d 32 (paper: 100)'
     """
-    if instance.startswith("smaller: "):
-        return "smaller instance: " + instance.removeprefix("smaller: ")
-    return instance
+    return label_of_instance(sd.get("instance", ""), sd.get("instance_kind", ""))
 
 
 def kind_class(kind: str) -> str:
@@ -311,7 +302,7 @@ def headline_numbers(r: Any, k: int = 3) -> tuple[list[tuple[str, str, str]], st
     for label in ranked[:k]:
         chosen.append((label, fmt_measured(measured[label]), ref(label)))
     left = ""
-    if not any(c[2].startswith("paper") for c in chosen) and paper:
+    if not any(c[0] in paper for c in chosen) and paper:  # none stands beside one
         label, value = next(iter(paper.items()))
         left = cut(f"paper: {label}: {fmt_value(value)}", 90)
     return chosen, left

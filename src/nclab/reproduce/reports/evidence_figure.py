@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..verdicts import Outcome
+from ...verdicts import Outcome
 from .views import SCALES, STATEMENT
 
 #: the reports' folder of evidence figures

@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..runs import dumps
-from ..verdicts import Outcome, Why
+from ...runs import dumps
+from ...verdicts import Outcome, Why
 from .evidence_figure import CAPTION as EVIDENCE_CAPTION
 from .evidence_figure import FOLDER as EVIDENCE_FOLDER
 from .evidence_figure import draw_all
@@ -156,7 +156,7 @@ def _md_section(
         ):
             v = f"{MARK[cls]} {word}" + (f" ({why})" if why else "") + f": `{sd['command']}`"
         lines.append(
-            f"| {s} | {_md(presets_text(sd))} | {_md(instance_label(sd.get('instance', '')))} | "
+            f"| {s} | {_md(presets_text(sd))} | {_md(instance_label(sd))} | "
             f"{sd.get('seeds') or '—'} | {_md(source)} | {_md(v)} |"
         )
     lines += _md_checks(r)
@@ -234,10 +234,10 @@ def claims_markdown(claims: Sequence[Any]) -> str:
     for c in claims:
         quick = fmt_secs(c.quick_seconds) if c.runnable("quick") else "—"
         if c.runnable("quick"):
-            quick += f" ({instance_label(c.instance('quick'))})"
+            quick += f" ({c.instance_of('quick').label})"
         full = fmt_secs(c.full_seconds) + (" (GPU)" if c.needs_gpu("full") else "")
         full += ": " + "; ".join(f"`{r.experiment} {r.full}`" for r in c.runs.values())
-        full += f" ({instance_label(c.instance('full'))})"
+        full += f" ({c.instance_of('full').label})"
         checks = ", ".join(
             f"`{chk.name}`" + (" (threshold ours)" if getattr(chk, "ours", "") else "")
             for chk in c.checks
