@@ -204,6 +204,8 @@ def test_claims_registered_and_judged():
     resnet |= {"jacot/figA5-resnet20-mnist"}
     section5 = {"jacot/conditioning-minimiser", "jacot/ntk-bound", "jacot/edge-of-stability"}
     section5 |= {"jacot/thm31-nc2-nc3", "jacot/lr-upper-bound"}
+    # issue 50: Lemma C.2 and the balanced head's kappa on Theorem 3.1's network
+    section5 |= {"jacot/lemma-c2", "jacot/balanced-kappa"}
     dynamics = {"jacot/balancedness-rate", "jacot/thm44-time"}  # full presets on a CPU too
     # Theorem 4.4 on a network that meets its hypotheses runs its own experiment
     assert claims.pop("jacot/thm44-nc1").runs["main"].experiment == "pyramid-flow"
