@@ -151,7 +151,10 @@ CLAIMS = [
         full_seconds=900.0,
         note="The bounds grow like K^(L1 K / 2) exp(c / 2): informative only for few classes and "
         "small norms, hence K = 2. The trained network stands in for the global minimiser; the "
-        "last two checks say whether it is as good as one must be (docs/theory-jacot.md).",
+        "last two checks say whether it is as good as one must be (docs/theory-jacot.md). How "
+        "informative they are at the full preset (its record): (17) lies 10^1.4 above the "
+        "measured kappa(W_(L:L1+1)) = 1.23, (18) 10^14.3 above it and 10^4.8 above kappa(W_L) = "
+        "1.07: (17) is informative, (18) vacuous at this size (the measured ratios are shown).",
     ),
     Claim(
         id="jacot/ntk-bound",
@@ -222,7 +225,9 @@ CLAIMS = [
         ],
         quick_seconds=10.0,
         full_seconds=900.0,
-        note="||Theta||_op by Lanczos on A -> J(J^T A) (nclab.curvature), never forming J.",
+        note="||Theta||_op by Lanczos on A -> J(J^T A) (nclab.curvature), never forming J. The "
+        "lower bound (20) holds with a factor 6.3e4 of room at the full preset (||Theta||_op "
+        "7.3e3 against 0.12): true, and far from tight there.",
     ),
     Claim(
         id="jacot/edge-of-stability",
@@ -528,6 +533,9 @@ CLAIMS = [
         full_seconds=900.0,
         note="On the fig1 presets (K = 10, n_(L-1) = 128, Adam) only the NC1 bound applies: (3)-(5) "
         "need eps2 ~ 1e-5 and r^2 eps1 / s_K(Y) < 1, which few classes, few samples and long "
-        "full-batch GD reach (docs/theory-jacot.md).",
+        "full-batch GD reach (docs/theory-jacot.md). How informative the bounds are at the full "
+        "preset (its record): (3) and (4) sit within 5 % and 2.7x of the measured kappa(W_L) "
+        "and NC2, (2) 213x above the measured NC1, and (5) allows a mean cosine of 0.61 where "
+        "0.9998 is measured: tight for kappa and NC2, loose for NC1 and NC3.",
     ),
 ]
