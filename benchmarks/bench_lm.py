@@ -345,6 +345,11 @@ def rel_errors(values: dict, ref: dict) -> dict:
     return out
 
 
+def _largest(errors: dict) -> float:
+    """The largest finite error (0 when there is none)."""
+    return max((e for e in errors.values() if e != math.inf), default=0.0)
+
+
 def _json_safe(values: dict) -> dict:
     """Non-finite values as None (JSON has no inf or NaN)."""
     return {k: (v if v is None or _finite(v) else None) for k, v in values.items()}
@@ -397,8 +402,13 @@ def main() -> None:
         "plain_forward_passes": res["plain"]["forward_passes"],
         "ours_peak_bytes": res["ours"]["peak_bytes"],
         "plain_peak_bytes": res["plain"]["peak_bytes"],
-        "max_err_ours": max(err_ours.values()),
-        "max_err_plain": max(err_plain.values()),
+        # the largest error over the keys a side gives a number for; a key it leaves non-finite
+        # where the truth has a number (float32's 0/0 for two one-sample classes at one point in
+        # CDNV) is named apart, never hidden (its error is inf in err_*)
+        "max_err_ours": _largest(err_ours),
+        "max_err_plain": _largest(err_plain),
+        "nonfinite_ours": sorted(k for k, e in err_ours.items() if e == math.inf),
+        "nonfinite_plain": sorted(k for k, e in err_plain.items() if e == math.inf),
         "err_ours": err_ours,
         "err_plain": err_plain,
         # metrics the truth finds undefined on this corpus, and ours's reason for skipping them
@@ -410,7 +420,7 @@ def main() -> None:
         "times": {name: res[name]["times"] for name in ("ours", "plain")},
     }
     # the targets are for full size on an idle machine: a smoke run says nothing about them
-    met = out["ratio"] >= 2.2 and out["max_err_ours"] <= 1e-10
+    met = out["ratio"] >= 2.2 and out["max_err_ours"] <= 1e-10 and not out["nonfinite_ours"]
     out["targets_met"] = None if args.smoke else bool(met)
     print(
         f"GPT-2 ({shape['n_layer']} layers, width {shape['d']}, vocabulary "
@@ -420,10 +430,14 @@ def main() -> None:
     for name in ("ours", "plain"):
         r = res[name]
         err = out[f"max_err_{name}"]
+        bad = out[f"nonfinite_{name}"]
         print(
             f"  {name:5s}: {r['seconds']:8.2f} s, {r['forward_passes']} forward passes, peak "
             f"+{r['peak_bytes'] / 2**20:7.1f} MiB, largest relative error {err:.2e}"
+            + (f"; not finite where the truth is: {', '.join(bad)}" if bad else "")
         )
+    if out["undefined"]:
+        print(f"  undefined on this corpus: {out['undefined']}")
     targets = "not judged (--smoke)" if args.smoke else out["targets_met"]
     print(f"  ratio (plain / ours) {out['ratio']:.2f}; targets met: {targets}")
     print(json.dumps(out))

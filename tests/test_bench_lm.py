@@ -14,7 +14,7 @@ KEYS = {
     "benchmark", "smoke", "tokens", "samples", "vocab_size", "classes", "dim", "layers",
     "seq_len", "batch_size", "threads", "ours_s", "plain_s", "ratio", "ours_forward_passes",
     "plain_forward_passes", "ours_peak_bytes", "plain_peak_bytes", "max_err_ours",
-    "max_err_plain", "err_ours", "err_plain", "undefined", "values", "times", "targets_met",
+    "max_err_plain", "nonfinite_ours", "nonfinite_plain", "err_ours", "err_plain", "undefined", "values", "times", "targets_met",
 }  # fmt: skip
 
 
@@ -36,6 +36,7 @@ def test_bench_lm_smoke_prints_the_json_of_a_full_run():
     study = {"cdnv", "nc2_equinorm", "nc2_equiangle", "gnc2", "unc3", "nc4"}
     assert set(out["err_plain"]) == study and set(out["err_ours"]) == study | {"nc1", "ncc_acc"}
     assert out["undefined"] == {}  # every metric defined on the smoke corpus
+    assert out["nonfinite_ours"] == [] and out["nonfinite_plain"] == []
     assert out["ours_s"] > 0 and out["plain_s"] > 0 and out["ratio"] > 0
     assert out["ours_peak_bytes"] > 0 and out["plain_peak_bytes"] > 0
     assert out["targets_met"] is None  # the timing targets are not judged on a smoke run
