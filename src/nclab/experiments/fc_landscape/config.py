@@ -13,7 +13,7 @@ from typing import Literal
 
 from ...config import Config
 from ...errors import ConfigError
-from ..common.config import ExperimentConfig
+from ..common.config import ExperimentConfig, LBFGSCfg, check_lbfgs
 
 #: the most sentences the true risk may enumerate (K · sc^L), and the most parameters whose
 #: Hessian is formed (the curvature at the theory's minimiser)
@@ -35,12 +35,11 @@ class ProblemCfg(Config):
     zipf_s: float = 1.0
 
 
-class SearchCfg(Config):
-    """Width ``d``; λ = ``lam_factor`` · λ0; ``starts`` random starts, every entry of W and U drawn
-    N(0, s²) with s log-uniform in [``init_min``, ``init_max``]; L-BFGS (memory ``history``) in
-    rounds of ``iters_per_round`` iterations until max |∇R| <= ``grad_tol`` or ``max_rounds``;
-    ``contrast_d`` (0: none): the same starts (``contrast_starts`` of them) at that width (an
-    integer, not None, so that a run's config.toml, which cannot hold None, reads back the same)."""
+class SearchCfg(LBFGSCfg):
+    """Width ``d``; λ = ``lam_factor`` · λ0; ``starts`` random starts of L-BFGS (the fields of
+    :class:`~nclab.experiments.common.config.LBFGSCfg`); ``contrast_d`` (0: none): the same starts
+    (``contrast_starts`` of them) at that width (an integer, not None, so that a run's config.toml,
+    which cannot hold None, reads back the same)."""
 
     d: int = 8
     lam_factor: float = 0.3
@@ -48,9 +47,6 @@ class SearchCfg(Config):
     init_min: float = 0.03
     init_max: float = 3.0
     grad_tol: float = 1e-7
-    iters_per_round: int = 500
-    max_rounds: int = 20
-    history: int = 50
     contrast_d: int = 2
     contrast_starts: int = 20
 
@@ -100,10 +96,4 @@ def check(cfg: LandscapeConfig) -> None:
             f"search.starts and search.contrast_starts must be >= 1, got {s.starts}, "
             f"{s.contrast_starts}"
         )
-    if not (0 < s.init_min <= s.init_max and math.isfinite(s.init_max)):
-        raise ConfigError(f"search needs 0 < init_min <= init_max, got {s.init_min}, {s.init_max}")
-    if not (math.isfinite(s.grad_tol) and s.grad_tol > 0):
-        raise ConfigError(f"search.grad_tol must be a finite number > 0, got {s.grad_tol}")
-    for name in ("iters_per_round", "max_rounds", "history"):
-        if getattr(s, name) < 1:
-            raise ConfigError(f"search.{name} must be >= 1, got {getattr(s, name)}")
+    check_lbfgs(s, "search")
