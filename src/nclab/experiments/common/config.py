@@ -27,6 +27,9 @@ from ...config import Config
 from ...errors import ConfigError
 
 Optimizer = Literal["sgd", "adam", "adamw", "lbfgs"]
+#: the most sentences an enumerated true risk may hold (K sc^L), and the most parameters whose
+#: Hessian is formed (the curvature at a minimiser): fc-landscape's and fc-lemmas' problems
+MAX_SENTENCES, MAX_PARAMS = 200_000, 4000
 
 
 class ExperimentConfig(Config):
@@ -143,3 +146,19 @@ def check_lbfgs(s: LBFGSCfg, where: str) -> None:
     for name in ("iters_per_round", "max_rounds", "history"):
         if getattr(s, name) < 1:
             raise ConfigError(f"{where}.{name} must be >= 1, got {getattr(s, name)}")
+
+
+def check_enumerated(sentences: int, params: int, lower: tuple[str, str]) -> None:
+    """A true risk small enough to enumerate (at most :data:`MAX_SENTENCES` sentences) and to form
+    the Hessian of (at most :data:`MAX_PARAMS` parameters); ``lower``: the settings that shrink
+    each, named in the message."""
+    if sentences > MAX_SENTENCES:
+        raise ConfigError(
+            f"the true risk enumerates K sc^L = {sentences} sentences; at most {MAX_SENTENCES} "
+            f"(lower {lower[0]})"
+        )
+    if params > MAX_PARAMS:
+        raise ConfigError(
+            f"{params} parameters: the Hessian at a minimiser is formed for at most {MAX_PARAMS} "
+            f"(lower {lower[1]})"
+        )

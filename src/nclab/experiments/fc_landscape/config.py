@@ -13,11 +13,8 @@ from typing import Literal
 
 from ...config import Config
 from ...errors import ConfigError
-from ..common.config import ExperimentConfig, LBFGSCfg, check_lbfgs
+from ..common.config import ExperimentConfig, LBFGSCfg, check_enumerated, check_lbfgs
 
-#: the most sentences the true risk may enumerate (K · sc^L), and the most parameters whose
-#: Hessian is formed (the curvature at the theory's minimiser)
-MAX_SENTENCES, MAX_PARAMS = 200_000, 4000
 #: the relative precision of a float64 true risk (a weighted sum of K sc^L cross-entropies, each
 #: exact to a few ulps): about 1e-13 for these sizes; 1e-12 leaves a factor 10 (the gap tolerance
 #: adds it times |R*|, :mod:`.train`)
@@ -66,11 +63,11 @@ def check(cfg: LandscapeConfig) -> None:
     if not (math.isfinite(p.zipf_s) and p.zipf_s >= 0):
         raise ConfigError(f"problem.zipf_s must be a finite number >= 0, got {p.zipf_s}")
     k = p.nc**p.L
-    if k * p.sc**p.L > MAX_SENTENCES:
-        raise ConfigError(
-            f"the true risk enumerates K sc^L = {k * p.sc**p.L} sentences; at most "
-            f"{MAX_SENTENCES} (lower problem.L or problem.sc)"
-        )
+    check_enumerated(
+        k * p.sc**p.L,
+        s.d * (p.nc * p.sc + k * p.L),
+        ("problem.L or problem.sc", "search.d, problem.L or problem.sc"),
+    )
     if s.contrast_d < 0:
         raise ConfigError(f"search.contrast_d must be >= 0 (0: no contrast), got {s.contrast_d}")
     widths = [("search.d", s.d)] + [("search.contrast_d", s.contrast_d)] * (s.contrast_d > 0)
@@ -80,12 +77,6 @@ def check(cfg: LandscapeConfig) -> None:
                 f"{name}={d}: the theorems' minimisers need nc={p.nc} equiangular vectors, "
                 f"so d >= nc - 1 = {p.nc - 1}"
             )
-    n = s.d * (p.nc * p.sc + k * p.L)
-    if n > MAX_PARAMS:
-        raise ConfigError(
-            f"{n} parameters: the Hessian at the theory's minimiser is formed for at most "
-            f"{MAX_PARAMS} (lower search.d, problem.L or problem.sc)"
-        )
     if not (math.isfinite(s.lam_factor) and s.lam_factor > 0) or s.lam_factor == 1:
         raise ConfigError(
             f"search.lam_factor must be a finite number > 0 other than 1 (at λ0 itself the "

@@ -19,11 +19,7 @@ from pydantic import Field
 from ...config import Config
 from ...errors import ConfigError
 from ..catalog import get_experiment
-from ..common.config import ExperimentConfig, LBFGSCfg, check_lbfgs
-
-#: the most sentences an enumerated risk may hold (K sc^L) and the most parameters whose Hessian is
-#: formed (the curvature at a minimiser)
-MAX_SENTENCES, MAX_PARAMS = 200_000, 4000
+from ..common.config import ExperimentConfig, LBFGSCfg, check_enumerated, check_lbfgs
 
 #: relative precision of an identity evaluated in float64: sums of at most ~10^5 terms each exact
 #: to a few ulps (1e-16) are exact to ~1e-12; 1e-10 leaves two decades
@@ -103,21 +99,15 @@ def check(cfg: LemmasConfig) -> None:
             f"sc={p.sc}, sc_zipf={p.sc_zipf}"
         )
     k = p.nc**p.L
-    if k * max(p.sc, p.sc_zipf) ** p.L > MAX_SENTENCES:
-        raise ConfigError(
-            f"the true risk enumerates K sc^L = {k * max(p.sc, p.sc_zipf) ** p.L} sentences; at "
-            f"most {MAX_SENTENCES} (lower problem.L, sc or sc_zipf)"
-        )
+    check_enumerated(
+        k * max(p.sc, p.sc_zipf) ** p.L,
+        p.d * (p.nc * p.sc + k * p.L),
+        ("problem.L, sc or sc_zipf", "problem.d or problem.L"),
+    )
     if p.d < p.nc:
         raise ConfigError(
             f"problem.d={p.d}: type-II points need nc={p.nc} mean-zero "
             f"equiangular vectors, so d >= nc"
-        )
-    n = p.d * (p.nc * p.sc + k * p.L)
-    if n > MAX_PARAMS:
-        raise ConfigError(
-            f"{n} parameters: the Hessian at a minimiser is formed for at most {MAX_PARAMS} "
-            "(lower problem.d or problem.L)"
         )
     if not (math.isfinite(p.zipf_s) and p.zipf_s > 0):
         raise ConfigError(f"problem.zipf_s must be a finite number > 0, got {p.zipf_s}")

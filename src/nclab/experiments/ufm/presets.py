@@ -85,6 +85,22 @@ def _run(setting: dict[str, Any], steps: int, log_every: int = 0, **modes: Any) 
     return out | modes
 
 
+def _phase_diagram(setting: dict[str, Any], steps: int, points: int, seeds: int) -> dict[str, Any]:
+    """``points`` values of λ_W = λ_H (= λ_W1) from 0.2 to 2.5 times the collapse threshold,
+    ``seeds`` seeds each, logged every 10k steps."""
+    return _run(
+        setting, steps, 10_000, phase={"points": points, "lo": 0.2, "hi": 2.5, "seeds": seeds}
+    )
+
+
+def _bias_sweep(steps: int, points: int, seeds: int) -> dict[str, Any]:
+    """Fig. 2's setting with a regularised bias, ``points`` values of λ_b from 0.01 (simplex ETF)
+    to 16 (near the orthogonal frame; plain GD at step 0.1 needs λ_b < 19), ``seeds`` seeds each,
+    one batched solve, logged every 10k steps."""
+    sweep = {"points": points, "lo": 0.01, "hi": 16.0, "seeds": seeds}
+    return _run(_FIG2_REG_BIAS, steps, 10_000, bias_sweep=sweep)
+
+
 PRESETS: dict[str, dict[str, Any]] = {
     # Fig. 2: Theorem 3.1 (bias-free -> orthogonal frame) and Theorem 3.2 (free bias -> simplex ETF)
     "tb-fig2-nobias": _run(_FIG2_NOBIAS, 60_000),
@@ -107,28 +123,14 @@ PRESETS: dict[str, dict[str, Any]] = {
     "tb-fig9-relu-quick": _run(_FIG9_RELU, 110_000, 10_000),
     # phase diagram: 20 values of lambda_W = lambda_H across K sqrt(n) lambda = 1, x 5 seeds, one
     # batched solve (Theorem 3.1's threshold)
-    "tb-phase-diagram": _run(
-        _FIG2_NOBIAS, 100_000, 10_000, phase={"points": 20, "lo": 0.2, "hi": 2.5, "seeds": 5}
-    ),
-    "tb-phase-diagram-quick": _run(
-        _FIG2_NOBIAS, 40_000, 10_000, phase={"points": 10, "lo": 0.2, "hi": 2.5, "seeds": 2}
-    ),
+    "tb-phase-diagram": _phase_diagram(_FIG2_NOBIAS, 100_000, points=20, seeds=5),
+    "tb-phase-diagram-quick": _phase_diagram(_FIG2_NOBIAS, 40_000, points=10, seeds=2),
     # the same across Theorem 4.1's threshold K (n λ_H1 λ_W1 λ_W2)^(1/3) = 2^(-4/3) of the linear
     # extended UFM (λ_W2 = λ_W1 = λ_H1 = λ), from init x0.5: the paper's Fig. 5 init x0.1 sits in
     # the zero solution's basin (a local minimum on both sides of the threshold) from 0.46 of it,
     # N(0, 1) makes GD at step 0.1 diverge
-    "tb-phase-diagram-linear": _run(
-        _LINEAR_HALF_INIT,
-        100_000,
-        10_000,
-        phase={"points": 20, "lo": 0.2, "hi": 2.5, "seeds": 5},
-    ),
-    "tb-phase-diagram-linear-quick": _run(
-        _LINEAR_HALF_INIT,
-        60_000,
-        10_000,
-        phase={"points": 10, "lo": 0.2, "hi": 2.5, "seeds": 3},
-    ),
+    "tb-phase-diagram-linear": _phase_diagram(_LINEAR_HALF_INIT, 100_000, points=20, seeds=5),
+    "tb-phase-diagram-linear-quick": _phase_diagram(_LINEAR_HALF_INIT, 60_000, points=10, seeds=3),
     # Theorem 5.1: the exact classifier of fixed noisy features H̄ ⊗ 1ᵀ + E (σ_e = 0.1) at the
     # Fig. 2 setting (λ̃_H = n λ_H = 0.25), for n = 25 .. 409600 (quick: 25 .. 25600); no GD
     "tb-fixed-features": {**_FIG2, "fixed_features": _FIXED},
@@ -138,20 +140,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     # n x seed in one batch (n = 25 .. 409600; quick: 25 .. 25600)
     "tb-fixed-features-extended": _run(_FIG5_LINEAR, 60_000, fixed_features=_FIXED),
     "tb-fixed-features-extended-quick": _run(_FIG5_LINEAR, 60_000, fixed_features=_FIXED_QUICK),
-    # a regularised bias: λ_b from 0.01 (simplex ETF) to 16 (near the orthogonal frame; plain GD
-    # at step 0.1 needs λ_b < 19), one batched solve of every λ_b x seed
-    "tb-regularized-bias": _run(
-        _FIG2_REG_BIAS,
-        60_000,
-        10_000,
-        bias_sweep={"points": 17, "lo": 0.01, "hi": 16.0, "seeds": 5},
-    ),
-    "tb-regularized-bias-quick": _run(
-        _FIG2_REG_BIAS,
-        30_000,
-        10_000,
-        bias_sweep={"points": 9, "lo": 0.01, "hi": 16.0, "seeds": 2},
-    ),
+    # a regularised bias: λ_b from 0.01 to 16, one batched solve of every λ_b x seed
+    "tb-regularized-bias": _bias_sweep(60_000, points=17, seeds=5),
+    "tb-regularized-bias-quick": _bias_sweep(30_000, points=9, seeds=2),
     # §2: the unregularised MSE UFM (λ_W = λ_H = 0), plain GD from N(0,1) at Fig. 2's sizes and
     # step until it interpolates (the loss falls ~20x per 10k steps once H moves; 150k steps take
     # every seed below 1e-15). The paper states no setting: it refers to Mixon et al. 2020
