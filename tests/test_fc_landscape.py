@@ -96,7 +96,8 @@ def test_min_curvature_reads_the_chunked_hessian_exactly():
     """The Hessian comes in chunks of rows (memory); it is the Hessian torch.func.hessian gives."""
     import torch
 
-    from nclab.experiments.fc_landscape.train import FLAT, min_curvature
+    from nclab.experiments.common.lbfgs import FLAT
+    from nclab.experiments.fc_landscape.train import min_curvature
 
     cfg = LandscapeConfig(problem=ProblemCfg(sc=2), search=SearchCfg(d=5, lam_factor=0.3))
     risk = TrueRisk(cfg, 5)

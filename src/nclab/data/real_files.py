@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import pickle
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -118,40 +118,37 @@ def _idx_dataset(
     )
 
 
-def mnist(
-    data_dir: str | Path | None,
-    seed: int = 0,
-    samples_per_class: int | None = None,
-    test_samples_per_class: int | None = None,
-    standardize: bool = True,
-    flatten: bool = True,
-) -> Split:
+def _idx_loader(name: str, doc: str) -> Callable[..., Split]:
+    """The loader of the IDX data set ``name`` (MNIST and Fashion-MNIST have the same files and
+    differ in their folders alone)."""
+
+    def load(
+        data_dir: str | Path | None,
+        seed: int = 0,
+        samples_per_class: int | None = None,
+        test_samples_per_class: int | None = None,
+        standardize: bool = True,
+        flatten: bool = True,
+    ) -> Split:
+        return _idx_dataset(
+            name, data_dir, seed, samples_per_class, test_samples_per_class, standardize, flatten
+        )
+
+    load.__name__ = load.__qualname__ = name.replace("-", "_")
+    load.__doc__ = doc
+    return load
+
+
+mnist = _idx_loader(
+    "mnist",
     """MNIST from the four IDX files (``train-images-idx3-ubyte`` ... , optionally ``.gz``) in
-    ``data_dir``, ``data_dir/mnist`` or ``data_dir/MNIST/raw`` (torchvision's layout)."""
-    return _idx_dataset(
-        "mnist", data_dir, seed, samples_per_class, test_samples_per_class, standardize, flatten
-    )
-
-
-def fashion_mnist(
-    data_dir: str | Path | None,
-    seed: int = 0,
-    samples_per_class: int | None = None,
-    test_samples_per_class: int | None = None,
-    standardize: bool = True,
-    flatten: bool = True,
-) -> Split:
+    ``data_dir``, ``data_dir/mnist`` or ``data_dir/MNIST/raw`` (torchvision's layout).""",
+)
+fashion_mnist = _idx_loader(
+    "fashion-mnist",
     """Fashion-MNIST from its IDX files (the same names as MNIST's) in ``data_dir``,
-    ``data_dir/fashion-mnist`` or ``data_dir/FashionMNIST/raw``."""
-    return _idx_dataset(
-        "fashion-mnist",
-        data_dir,
-        seed,
-        samples_per_class,
-        test_samples_per_class,
-        standardize,
-        flatten,
-    )
+    ``data_dir/fashion-mnist`` or ``data_dir/FashionMNIST/raw``.""",
+)
 
 
 def _unpickle(path: Path) -> dict:

@@ -33,7 +33,7 @@ from typing import Any
 from ..errors import RunError
 from ..provenance import SOURCE, device, git_state, now
 from ..runs import dumps, versions
-from .ledger import LEDGER_VERSION, default_root
+from .ledger import LEDGER_VERSION, default_root, read_record
 
 #: the ledger's folder of benchmark records
 BENCHMARKS = "benchmarks"
@@ -52,9 +52,7 @@ class BenchRecord:
 
     @classmethod
     def load(cls, path: Path) -> BenchRecord:
-        data = json.loads(Path(path).read_text())
-        if data.get("ledger_version", 0) > LEDGER_VERSION:
-            raise RunError(f"{path}: ledger record version {data['ledger_version']} is newer")
+        data = read_record(path)
         return cls(
             Path(path),
             data["benchmark"],

@@ -113,6 +113,15 @@ def group_key(experiment: str, preset: str | None, overrides: Mapping[str, Any],
     return f"{experiment}/{preset or 'default'}{tag}-s{seeds}"
 
 
+def read_record(path: Path) -> dict[str, Any]:
+    """A ledger file's JSON object (a run's or a benchmark's record); one that a newer nclab wrote
+    (a larger ``ledger_version``) is refused, not misread."""
+    data = json.loads(Path(path).read_text())
+    if data.get("ledger_version", 0) > LEDGER_VERSION:
+        raise RunError(f"{path}: ledger record version {data['ledger_version']} is newer")
+    return data
+
+
 @dataclass(frozen=True)
 class Record:
     """One recorded run (see the module docstring); ``path`` is its file."""
@@ -128,9 +137,7 @@ class Record:
 
     @classmethod
     def load(cls, path: Path) -> Record:
-        data = json.loads(Path(path).read_text())
-        if data.get("ledger_version", 0) > LEDGER_VERSION:
-            raise RunError(f"{path}: ledger record version {data['ledger_version']} is newer")
+        data = read_record(path)
         return cls(
             Path(path),
             data["experiment"],

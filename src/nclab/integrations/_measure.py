@@ -121,6 +121,16 @@ class Measurement:
         second = self.second_pass is not False
         return self.probe(model).session(second, self.cache_budget, self.max_batches)
 
+    def finish(self, session: ProbeSession, rows: int | None) -> ProbeResult:
+        """The result of a session on the framework's passes (``rows``: this rank's real rows),
+        its statistics usable outside inference mode; a session that fell back to the one-pass
+        route says so in a warning, once."""
+        with torch.inference_mode(False), torch.no_grad():
+            result = session.finish(rows=rows)
+        if session.degraded is not None:
+            self.warn_once("degraded", f"CollapseCallback: {session.degraded}")
+        return result
+
     def __call__(
         self, model: nn.Module, loader: Iterable, device: torch.device | str | None
     ) -> tuple[ProbeResult, dict[str, float]]:

@@ -205,10 +205,7 @@ class CollapseCallback(L.Callback):
         if session is None:
             return
         session.detach()
-        with torch.inference_mode(False), torch.no_grad():
-            self.result = session.finish(rows=self._rows(trainer))
-        if session.degraded is not None:
-            self.measure.warn_once("degraded", f"CollapseCallback: {session.degraded}")
+        self.result = self.measure.finish(session, self._rows(trainer))
         self._log(trainer, pl_module, self.measure.values(self.result))
 
     def on_exception(self, trainer, pl_module, exception) -> None:

@@ -329,10 +329,7 @@ class _EvaluationHooks:
                     "fallback", f"CollapseCallback: measured with an extra pass ({why})"
                 )
             return None
-        with torch.no_grad():
-            result = self.session.finish(rows=rows)
-        if self.session.degraded is not None:
-            self.measure.warn_once("degraded", f"CollapseCallback: {self.session.degraded}")
+        result = self.measure.finish(self.session, rows)
         self.reset()
         return result
 

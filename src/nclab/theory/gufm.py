@@ -62,6 +62,20 @@ class GUFMPrediction(Prediction):
     reason: str = ""
 
 
+def _checked(K: int, d: int, lam: float, extra: int, optimum: str) -> float:
+    """The GUFM's instance checked (:class:`~nclab.errors.TheoryError`): sizes, λ > 0, and the
+    width its ``optimum`` needs inside the zero-mean hyperplane, d >= K + ``extra``; λ as a
+    float."""
+    check_sizes(K, None, d)
+    lam = check_positive("lam", lam)
+    need = f"K+{extra} = {K + extra}" if extra else "K"
+    require(
+        d >= K + extra,
+        f"the {optimum} inside the zero-mean hyperplane: it needs d >= {need}, got d = {d}",
+    )
+    return lam
+
+
 def gufm_mse(K: int, d: int, lam: float) -> GUFMPrediction:
     """GUFM with MSE: orthogonal frame, ‖w_k‖ = √d/(d+λK), objective λK/(2(d+λK)); needs d >= K+1.
 
@@ -69,13 +83,7 @@ def gufm_mse(K: int, d: int, lam: float) -> GUFMPrediction:
     >>> p.structure, round(p.w_norm, 8), round(p.objective, 10)
     ('orthogonal_frame', 0.24968789, 0.0006242197)
     """
-    check_sizes(K, None, d)
-    lam = check_positive("lam", lam)
-    require(
-        d >= K + 1,
-        f"the GUFM-MSE optimum is an orthogonal frame inside the zero-mean "
-        f"hyperplane: it needs d >= K+1 = {K + 1}, got d = {d}",
-    )
+    lam = _checked(K, d, lam, 1, "GUFM-MSE optimum is an orthogonal frame")
     w = math.sqrt(d) / (d + lam * K)
     lam_app = lam / d
     return GUFMPrediction(
@@ -101,13 +109,7 @@ def gufm_ce(K: int, d: int, lam: float) -> GUFMPrediction:
     >>> p.structure, round(p.w_norm, 6), round(p.objective, 6)
     ('simplex_etf', 1.215861, 0.019353)
     """
-    check_sizes(K, None, d)
-    lam = check_positive("lam", lam)
-    require(
-        d >= K,
-        f"the GUFM-CE optimum is a simplex ETF of K = {K} vectors inside the "
-        f"zero-mean hyperplane: it needs d >= K, got d = {d}",
-    )
+    lam = _checked(K, d, lam, 0, f"GUFM-CE optimum is a simplex ETF of K = {K} vectors")
     sd = math.sqrt(d)
     a = sd * K / (K - 1)
 

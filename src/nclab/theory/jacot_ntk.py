@@ -88,6 +88,27 @@ class JacotNTK(Prediction):
     kappa_bounds: tuple[float, ...] = ()
 
 
+def _checked(
+    K: int, L2: int, r: float, eps1: float, N: int | None, s_k_y: float | None
+) -> tuple[float, str | None]:
+    """Proposition 5.3's instance checked (:class:`~nclab.errors.TheoryError` for an invalid one):
+    (s_K(Y), given or sqrt(N/K) for balanced classes; why its hypothesis eps1 < s_K(Y) fails, None
+    when it holds)."""
+    check_int("K", K, 2)
+    check_int("L2", L2, 1)
+    check_number("r", r, lo=0.0, lo_open=True)
+    check_number("eps1", eps1, lo=0.0)
+    if s_k_y is None:
+        require(N is not None, "give N (balanced classes: s_K(Y) = sqrt(N/K)) or s_k_y")
+        check_int("N", N, K, min_label=f"K = {K}")
+        require(N % K == 0, f"N = {N} is not a multiple of K = {K}: pass s_k_y")
+        s_k_y = math.sqrt(N / K)
+    check_number("s_k_y", s_k_y, lo=0.0, lo_open=True)
+    if eps1 >= s_k_y:
+        return s_k_y, f"approximate interpolation fails: eps1 = {eps1:.4g} >= s_K(Y) = {s_k_y:.4g}"
+    return s_k_y, None
+
+
 def jacot_ntk(
     K: int,
     L2: int,
@@ -114,19 +135,9 @@ def jacot_ntk(
     >>> round(p.ntk_lower_bound, 4), round(p.lr_max, 4)  # (10 - 1)^2 4 / (100 * 2.25); 2 / that
     (1.44, 1.3889)
     """
-    check_int("K", K, 2)
-    check_int("L2", L2, 1)
-    check_number("r", r, lo=0.0, lo_open=True)
-    check_number("eps1", eps1, lo=0.0)
+    s_k_y, why = _checked(K, L2, r, eps1, N, s_k_y)
     check_number("ntk_op", ntk_op, lo=0.0, allow_none=True)
-    if s_k_y is None:
-        require(N is not None, "give N (balanced classes: s_K(Y) = sqrt(N/K)) or s_k_y")
-        check_int("N", N, K, min_label=f"K = {K}")
-        require(N % K == 0, f"N = {N} is not a multiple of K = {K}: pass s_k_y")
-        s_k_y = math.sqrt(N / K)
-    check_number("s_k_y", s_k_y, lo=0.0, lo_open=True)
-    if eps1 >= s_k_y:
-        why = f"approximate interpolation fails: eps1 = {eps1:.4g} >= s_K(Y) = {s_k_y:.4g}"
+    if why is not None:
         return JacotNTK(False, why, s_k_y)
     gap = s_k_y - eps1
     lower = gap * gap * L2 / (K * K * r * r)
@@ -183,19 +194,10 @@ def jacot_lr_max(
     >>> f"{p.lr_max:.6g}", f"{p.lr_max_mean:.6g}"  # 200 / (3 (sqrt(50) - 2)^2); x 2500
     ('2.59245', '6481.12')
     """
-    check_int("K", K, 2)
-    check_int("L2", L2, 1)
-    check_number("r", r, lo=0.0, lo_open=True)
-    check_number("eps1", eps1, lo=0.0)
-    if N is not None:
+    if N is not None:  # nclab's cap reads N even where s_k_y is given
         check_int("N", N, K, min_label=f"K = {K}")
-    if s_k_y is None:
-        require(N is not None, "give N (balanced classes: s_K(Y) = sqrt(N/K)) or s_k_y")
-        require(N % K == 0, f"N = {N} is not a multiple of K = {K}: pass s_k_y")
-        s_k_y = math.sqrt(N / K)
-    check_number("s_k_y", s_k_y, lo=0.0, lo_open=True)
-    if eps1 >= s_k_y:
-        why = f"approximate interpolation fails: eps1 = {eps1:.4g} >= s_K(Y) = {s_k_y:.4g}"
+    s_k_y, why = _checked(K, L2, r, eps1, N, s_k_y)
+    if why is not None:
         return JacotLrMax(False, why, s_k_y)
     paper, mean = lr_max(N or 0, K, L2, r, eps1, s_k_y)
     return JacotLrMax(True, "", s_k_y, paper, mean if N is not None else None)

@@ -18,6 +18,7 @@ optimiser from it and :func:`~nclab.train.optim.make_scheduler` the schedule.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -26,6 +27,9 @@ from ...config import Config
 from ...errors import ConfigError
 
 Optimizer = Literal["sgd", "adam", "adamw", "lbfgs"]
+#: the most sentences an enumerated true risk may hold (K sc^L), and the most parameters whose
+#: Hessian is formed (the curvature at a minimiser): fc-landscape's and fc-lemmas' problems
+MAX_SENTENCES, MAX_PARAMS = 200_000, 4000
 
 
 class ExperimentConfig(Config):
@@ -114,4 +118,47 @@ def check_train(t: TrainCfg, where: str = "train") -> None:
     if (s.kind == "warmup" and s.warmup < 1) or s.every < 1 or not s.gamma > 0:
         raise ConfigError(
             f"{where}.schedule needs warmup >= 1 (kind 'warmup'), every >= 1 and gamma > 0"
+        )
+
+
+class LBFGSCfg(Config):
+    """Random starts of L-BFGS on a true risk: every entry N(0, s²), s log-uniform in
+    [``init_min``, ``init_max``]; L-BFGS (memory ``history``) in rounds of ``iters_per_round``
+    iterations until max |∇R| <= ``grad_tol`` or ``max_rounds`` rounds
+    (:func:`nclab.experiments.common.lbfgs.minimise`). Subclasses set their defaults and add the
+    rest of their section."""
+
+    init_min: float = 0.1
+    init_max: float = 1.0
+    grad_tol: float = 1e-8
+    iters_per_round: int = 500
+    max_rounds: int = 20
+    history: int = 50
+
+
+def check_lbfgs(s: LBFGSCfg, where: str) -> None:
+    """The checks every L-BFGS section needs (a finite scale range, a finite tolerance > 0, at
+    least one iteration, round and remembered step)."""
+    if not (0 < s.init_min <= s.init_max and math.isfinite(s.init_max)):
+        raise ConfigError(f"{where} needs 0 < init_min <= init_max, got {s.init_min}, {s.init_max}")
+    if not (math.isfinite(s.grad_tol) and s.grad_tol > 0):
+        raise ConfigError(f"{where}.grad_tol must be a finite number > 0, got {s.grad_tol}")
+    for name in ("iters_per_round", "max_rounds", "history"):
+        if getattr(s, name) < 1:
+            raise ConfigError(f"{where}.{name} must be >= 1, got {getattr(s, name)}")
+
+
+def check_enumerated(sentences: int, params: int, lower: tuple[str, str]) -> None:
+    """A true risk small enough to enumerate (at most :data:`MAX_SENTENCES` sentences) and to form
+    the Hessian of (at most :data:`MAX_PARAMS` parameters); ``lower``: the settings that shrink
+    each, named in the message."""
+    if sentences > MAX_SENTENCES:
+        raise ConfigError(
+            f"the true risk enumerates K sc^L = {sentences} sentences; at most {MAX_SENTENCES} "
+            f"(lower {lower[0]})"
+        )
+    if params > MAX_PARAMS:
+        raise ConfigError(
+            f"{params} parameters: the Hessian at a minimiser is formed for at most {MAX_PARAMS} "
+            f"(lower {lower[1]})"
         )

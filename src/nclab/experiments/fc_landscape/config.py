@@ -13,11 +13,8 @@ from typing import Literal
 
 from ...config import Config
 from ...errors import ConfigError
-from ..common.config import ExperimentConfig
+from ..common.config import ExperimentConfig, LBFGSCfg, check_enumerated, check_lbfgs
 
-#: the most sentences the true risk may enumerate (K · sc^L), and the most parameters whose
-#: Hessian is formed (the curvature at the theory's minimiser)
-MAX_SENTENCES, MAX_PARAMS = 200_000, 4000
 #: the relative precision of a float64 true risk (a weighted sum of K sc^L cross-entropies, each
 #: exact to a few ulps): about 1e-13 for these sizes; 1e-12 leaves a factor 10 (the gap tolerance
 #: adds it times |R*|, :mod:`.train`)
@@ -35,12 +32,11 @@ class ProblemCfg(Config):
     zipf_s: float = 1.0
 
 
-class SearchCfg(Config):
-    """Width ``d``; λ = ``lam_factor`` · λ0; ``starts`` random starts, every entry of W and U drawn
-    N(0, s²) with s log-uniform in [``init_min``, ``init_max``]; L-BFGS (memory ``history``) in
-    rounds of ``iters_per_round`` iterations until max |∇R| <= ``grad_tol`` or ``max_rounds``;
-    ``contrast_d`` (0: none): the same starts (``contrast_starts`` of them) at that width (an
-    integer, not None, so that a run's config.toml, which cannot hold None, reads back the same)."""
+class SearchCfg(LBFGSCfg):
+    """Width ``d``; λ = ``lam_factor`` · λ0; ``starts`` random starts of L-BFGS (the fields of
+    :class:`~nclab.experiments.common.config.LBFGSCfg`); ``contrast_d`` (0: none): the same starts
+    (``contrast_starts`` of them) at that width (an integer, not None, so that a run's config.toml,
+    which cannot hold None, reads back the same)."""
 
     d: int = 8
     lam_factor: float = 0.3
@@ -48,9 +44,6 @@ class SearchCfg(Config):
     init_min: float = 0.03
     init_max: float = 3.0
     grad_tol: float = 1e-7
-    iters_per_round: int = 500
-    max_rounds: int = 20
-    history: int = 50
     contrast_d: int = 2
     contrast_starts: int = 20
 
@@ -70,11 +63,11 @@ def check(cfg: LandscapeConfig) -> None:
     if not (math.isfinite(p.zipf_s) and p.zipf_s >= 0):
         raise ConfigError(f"problem.zipf_s must be a finite number >= 0, got {p.zipf_s}")
     k = p.nc**p.L
-    if k * p.sc**p.L > MAX_SENTENCES:
-        raise ConfigError(
-            f"the true risk enumerates K sc^L = {k * p.sc**p.L} sentences; at most "
-            f"{MAX_SENTENCES} (lower problem.L or problem.sc)"
-        )
+    check_enumerated(
+        k * p.sc**p.L,
+        s.d * (p.nc * p.sc + k * p.L),
+        ("problem.L or problem.sc", "search.d, problem.L or problem.sc"),
+    )
     if s.contrast_d < 0:
         raise ConfigError(f"search.contrast_d must be >= 0 (0: no contrast), got {s.contrast_d}")
     widths = [("search.d", s.d)] + [("search.contrast_d", s.contrast_d)] * (s.contrast_d > 0)
@@ -84,12 +77,6 @@ def check(cfg: LandscapeConfig) -> None:
                 f"{name}={d}: the theorems' minimisers need nc={p.nc} equiangular vectors, "
                 f"so d >= nc - 1 = {p.nc - 1}"
             )
-    n = s.d * (p.nc * p.sc + k * p.L)
-    if n > MAX_PARAMS:
-        raise ConfigError(
-            f"{n} parameters: the Hessian at the theory's minimiser is formed for at most "
-            f"{MAX_PARAMS} (lower search.d, problem.L or problem.sc)"
-        )
     if not (math.isfinite(s.lam_factor) and s.lam_factor > 0) or s.lam_factor == 1:
         raise ConfigError(
             f"search.lam_factor must be a finite number > 0 other than 1 (at λ0 itself the "
@@ -100,10 +87,4 @@ def check(cfg: LandscapeConfig) -> None:
             f"search.starts and search.contrast_starts must be >= 1, got {s.starts}, "
             f"{s.contrast_starts}"
         )
-    if not (0 < s.init_min <= s.init_max and math.isfinite(s.init_max)):
-        raise ConfigError(f"search needs 0 < init_min <= init_max, got {s.init_min}, {s.init_max}")
-    if not (math.isfinite(s.grad_tol) and s.grad_tol > 0):
-        raise ConfigError(f"search.grad_tol must be a finite number > 0, got {s.grad_tol}")
-    for name in ("iters_per_round", "max_rounds", "history"):
-        if getattr(s, name) < 1:
-            raise ConfigError(f"search.{name} must be >= 1, got {getattr(s, name)}")
+    check_lbfgs(s, "search")

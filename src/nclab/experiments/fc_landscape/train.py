@@ -29,11 +29,9 @@ from ...rng import generator
 from ...runs import RunDir
 from ...theory.feature_collapse import equiangular_frame, fc_thm1, fc_thm2, regularised_risk
 from ...theory.feature_collapse_model import thm2_lambda_bound
+from ..common import lbfgs
 from ..protocol import Unit
 from .config import FLOAT_FLOOR, LandscapeConfig
-
-#: Hessian eigenvalues below this fraction of the largest are the minimiser set's flat directions
-FLAT = 1e-9
 
 
 class TrueRisk:
@@ -94,53 +92,19 @@ def theory_point(risk: TrueRisk) -> tuple[str, bool, torch.Tensor, float]:
     return which, proven, torch.cat([W.reshape(-1), U.reshape(-1)]), value
 
 
-#: Hessian rows computed at once (memory ~ rows x the risk's intermediates)
-HESSIAN_CHUNK = 64
-
-
 def min_curvature(risk: TrueRisk, theta: torch.Tensor) -> tuple[float, float]:
     """(the smallest Hessian eigenvalue above the flat ones, the largest |∇R|) at ``theta``."""
     theta = theta.detach().clone().requires_grad_(True)
     (g,) = torch.autograd.grad(risk.flat(theta), theta)
-    # reverse over reverse in chunks of HESSIAN_CHUNK rows: torch.func.hessian (forward over
-    # reverse, every direction at once) held ~20 GB at L = 4 (3330 parameters, 6561 sentences)
-    H = torch.func.jacrev(torch.func.grad(risk.flat), chunk_size=HESSIAN_CHUNK)(theta.detach())
-    ev = torch.linalg.eigvalsh(0.5 * (H + H.T))
-    top = float(ev.abs().max())
-    return float(ev[ev > FLAT * top].min()), float(g.abs().max())
+    return lbfgs.min_curvature(risk.flat, theta), float(g.abs().max())
 
 
 def minimise(risk: TrueRisk, cfg: LandscapeConfig, gen: torch.Generator) -> dict[str, float]:
     """One random start, L-BFGS in rounds until max |∇R| <= grad_tol: its endpoint."""
-    s = cfg.search
-    u = float(torch.rand((), generator=gen, dtype=torch.float64))
-    scale = math.exp(math.log(s.init_min) + u * (math.log(s.init_max) - math.log(s.init_min)))
-    shape_u = (risk.K, risk.L * risk.d)
-    W = (scale * torch.randn(risk.nw, risk.d, generator=gen, dtype=torch.float64)).requires_grad_()
-    U = (scale * torch.randn(*shape_u, generator=gen, dtype=torch.float64)).requires_grad_()
-    params = [W, U]
-
-    def closure():
-        opt.zero_grad()
-        f = risk(W, U)
-        f.backward()
-        return f
-
-    gmax, f, rounds = math.inf, math.inf, 0
-    while rounds < s.max_rounds and gmax > s.grad_tol:
-        opt = torch.optim.LBFGS(
-            params,
-            lr=1,
-            max_iter=s.iters_per_round,
-            tolerance_grad=s.grad_tol,
-            tolerance_change=0.0,
-            history_size=s.history,
-            line_search_fn="strong_wolfe",
-        )
-        opt.step(closure)
-        f = float(closure().detach())
-        gmax = max(float(q.grad.abs().max()) for q in params)
-        rounds += 1
+    scale, (W, U) = lbfgs.random_start(
+        gen, cfg.search, (risk.nw, risk.d), (risk.K, risk.L * risk.d)
+    )
+    f, gmax, rounds = lbfgs.minimise([W, U], lambda: risk(W, U), cfg.search)
     with torch.no_grad():
         norm = math.sqrt(float(W.pow(2).sum() + U.pow(2).sum()))
     return {"objective": f, "grad_max": gmax, "norm": norm, "rounds": rounds, "init": scale}

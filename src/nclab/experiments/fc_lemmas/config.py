@@ -19,11 +19,7 @@ from pydantic import Field
 from ...config import Config
 from ...errors import ConfigError
 from ..catalog import get_experiment
-from ..common.config import ExperimentConfig
-
-#: the most sentences an enumerated risk may hold (K sc^L) and the most parameters whose Hessian is
-#: formed (the curvature at a minimiser)
-MAX_SENTENCES, MAX_PARAMS = 200_000, 4000
+from ..common.config import ExperimentConfig, LBFGSCfg, check_enumerated, check_lbfgs
 
 #: relative precision of an identity evaluated in float64: sums of at most ~10^5 terms each exact
 #: to a few ulps (1e-16) are exact to ~1e-12; 1e-10 leaves two decades
@@ -76,21 +72,14 @@ class LatentsCfg(Config):
     draws: int = 20
 
 
-class MinimiseCfg(Config):
-    """``starts`` random starts of L-BFGS (memory ``history``, rounds of ``iters_per_round``
-    iterations until max |∇R| <= ``grad_tol`` or ``max_rounds``) on the true risk of h at λ =
-    ``lam_factor`` λ0 (uniform words) and of h* at λ = ``lam_star``; entries N(0, s²), s
-    log-uniform in [``init_min``, ``init_max``]."""
+class MinimiseCfg(LBFGSCfg):
+    """``starts`` random starts of L-BFGS (the fields of
+    :class:`~nclab.experiments.common.config.LBFGSCfg`) on the true risk of h at λ =
+    ``lam_factor`` λ0 (uniform words) and of h* at λ = ``lam_star``."""
 
     starts: int = 4
     lam_factor: float = 0.3
     lam_star: float = 0.01
-    grad_tol: float = 1e-8
-    iters_per_round: int = 500
-    max_rounds: int = 20
-    history: int = 50
-    init_min: float = 0.1
-    init_max: float = 1.0
 
 
 class LemmasConfig(ExperimentConfig):
@@ -110,21 +99,15 @@ def check(cfg: LemmasConfig) -> None:
             f"sc={p.sc}, sc_zipf={p.sc_zipf}"
         )
     k = p.nc**p.L
-    if k * max(p.sc, p.sc_zipf) ** p.L > MAX_SENTENCES:
-        raise ConfigError(
-            f"the true risk enumerates K sc^L = {k * max(p.sc, p.sc_zipf) ** p.L} sentences; at "
-            f"most {MAX_SENTENCES} (lower problem.L, sc or sc_zipf)"
-        )
+    check_enumerated(
+        k * max(p.sc, p.sc_zipf) ** p.L,
+        p.d * (p.nc * p.sc + k * p.L),
+        ("problem.L, sc or sc_zipf", "problem.d or problem.L"),
+    )
     if p.d < p.nc:
         raise ConfigError(
             f"problem.d={p.d}: type-II points need nc={p.nc} mean-zero "
             f"equiangular vectors, so d >= nc"
-        )
-    n = p.d * (p.nc * p.sc + k * p.L)
-    if n > MAX_PARAMS:
-        raise ConfigError(
-            f"{n} parameters: the Hessian at a minimiser is formed for at most {MAX_PARAMS} "
-            "(lower problem.d or problem.L)"
         )
     if not (math.isfinite(p.zipf_s) and p.zipf_s > 0):
         raise ConfigError(f"problem.zipf_s must be a finite number > 0, got {p.zipf_s}")
@@ -137,11 +120,9 @@ def check(cfg: LemmasConfig) -> None:
         raise ConfigError("latents.small_k must hold sizes >= 2 and draws must be >= 1")
     if not (m.lam_factor > 0 and m.lam_factor != 1 and m.lam_star > 0):
         raise ConfigError("minimise needs lam_factor > 0 (not 1) and lam_star > 0")
-    if m.starts < 1 or m.grad_tol <= 0 or not (0 < m.init_min <= m.init_max):
-        raise ConfigError("minimise needs starts >= 1, grad_tol > 0, 0 < init_min <= init_max")
-    for name in ("iters_per_round", "max_rounds", "history"):
-        if getattr(m, name) < 1:
-            raise ConfigError(f"minimise.{name} must be >= 1, got {getattr(m, name)}")
+    if m.starts < 1:
+        raise ConfigError(f"minimise.starts must be >= 1, got {m.starts}")
+    check_lbfgs(m, "minimise")
     fc = get_experiment("feature-collapse")
     for preset in [cfg.system.preset, *cfg.latents.presets]:
         if preset not in fc.presets:

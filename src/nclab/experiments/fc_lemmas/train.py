@@ -26,19 +26,13 @@ from ...runs import RunDir
 from ...theory.feature_collapse import _LogTerm, fc_thm1, fc_thm2, fc_thm3
 from ...theory.feature_collapse_model import thm2_lambda_bound
 from ..catalog import get_experiment
+from ..common import lbfgs
 from ..protocol import Unit
 from . import compute as C
 from .config import DISTINCT_TOL, FLOAT_TOL, SOLVE_TOL, LemmasConfig
 
 #: the float64 evaluation of a true risk (see fc-landscape): added as FLOOR |R*| to the gap bound
 FLOOR = 1e-12
-#: Hessian eigenvalues below this fraction of the largest are the minimiser set's flat directions
-FLAT = 1e-9
-
-
-def _scale(gen: torch.Generator, lo: float, hi: float) -> float:
-    u = float(torch.rand((), generator=gen, dtype=torch.float64))
-    return math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo)))
 
 
 def _tasks(cfg: LemmasConfig) -> tuple[C.Enumerated, C.Enumerated]:
@@ -87,7 +81,7 @@ def lower_bound(cfg: LemmasConfig, probs: list[C.Enumerated], gen) -> dict[str, 
     with torch.no_grad():
         for i in range(pts.samples):
             e = probs[i % len(probs)]
-            s = _scale(gen, pts.scale_min, pts.scale_max)
+            s = lbfgs.log_uniform(gen, pts.scale_min, pts.scale_max)
             W = s * torch.randn(e.nw, e.d, generator=gen, dtype=torch.float64)
             U = s * torch.randn(e.K, e.L * e.d, generator=gen, dtype=torch.float64)
             M = e.margins(W, U)
@@ -136,7 +130,7 @@ def collapse_points(cfg: LemmasConfig, probs: list[C.Enumerated], gen) -> dict[s
     with torch.no_grad():
         for i in range(pts.samples):
             e, es = probs[i % len(probs)], stars[i % len(probs)]
-            s = _scale(gen, pts.scale_min, pts.scale_max)
+            s = lbfgs.log_uniform(gen, pts.scale_min, pts.scale_max)
             W, U = C.type_i(e, s, seed=i)
             out["i_eq"] = max(out["i_eq"], e.equimargin_spread(e.margins(W, U)))
             out["i_n"] = max(out["i_n"], e.mean_u_fraction(U))
@@ -177,8 +171,8 @@ def closed_forms(cfg: LemmasConfig, probs: list[C.Enumerated], gen) -> dict[str,
     eta_star = nc / (nc - 1) * math.sqrt(e_u.d / (K * L))
     with torch.no_grad():
         for i in range(pts.samples):
-            s = _scale(gen, pts.scale_min, pts.scale_max)
-            lam = _scale(gen, 1e-4, 1e-1)
+            s = lbfgs.log_uniform(gen, pts.scale_min, pts.scale_max)
+            lam = lbfgs.log_uniform(gen, 1e-4, 1e-1)
             W, U = C.type_i(e_u, s, seed=i)
             t = e_u.nw * s * s
             closed = _LogTerm(nc, L, K, eta).value(t) + lam * t
@@ -208,9 +202,10 @@ def type_iii_gradient(cfg: LemmasConfig, e: C.Enumerated, gen) -> dict[str, Any]
     pts = cfg.points
     u_res, w_res = 0.0, 0.0
     for i in range(pts.samples):
-        c = _scale(gen, pts.scale_min, pts.scale_max)
+        c = lbfgs.log_uniform(gen, pts.scale_min, pts.scale_max)
         r = torch.tensor(
-            [_scale(gen, pts.scale_min, pts.scale_max) for _ in range(e.sc)], dtype=torch.float64
+            [lbfgs.log_uniform(gen, pts.scale_min, pts.scale_max) for _ in range(e.sc)],
+            dtype=torch.float64,
         )
         W, U = C.type_iii(e, c, r, seed=i)
         gW, gU = _grads(e, W, U)
@@ -288,40 +283,12 @@ def _flat(e: C.Enumerated, theta: torch.Tensor, lam_w: float, lam_u: float) -> t
 
 def min_curvature(e: C.Enumerated, theta: torch.Tensor, lam_w: float, lam_u: float) -> float:
     """The smallest Hessian eigenvalue above the flat ones at ``theta``."""
-    fn = lambda t: _flat(e, t, lam_w, lam_u)  # noqa: E731
-    H = torch.func.jacrev(torch.func.grad(fn), chunk_size=64)(theta.detach())
-    ev = torch.linalg.eigvalsh(0.5 * (H + H.T))
-    top = float(ev.abs().max())
-    return float(ev[ev > FLAT * top].min())
+    return lbfgs.min_curvature(lambda t: _flat(e, t, lam_w, lam_u), theta)
 
 
 def _minimise(e, lam_w, lam_u, m, gen) -> tuple[torch.Tensor, torch.Tensor, float, float]:
-    s = _scale(gen, m.init_min, m.init_max)
-    W = (s * torch.randn(e.nw, e.d, generator=gen, dtype=torch.float64)).requires_grad_()
-    U = (s * torch.randn(e.K, e.L * e.d, generator=gen, dtype=torch.float64)).requires_grad_()
-    params = [W, U]
-
-    def closure():
-        opt.zero_grad()
-        f = e.risk(W, U, lam_w, lam_u)
-        f.backward()
-        return f
-
-    gmax, f, rounds = math.inf, math.inf, 0
-    while rounds < m.max_rounds and gmax > m.grad_tol:
-        opt = torch.optim.LBFGS(
-            params,
-            lr=1,
-            max_iter=m.iters_per_round,
-            tolerance_grad=m.grad_tol,
-            tolerance_change=0.0,
-            history_size=m.history,
-            line_search_fn="strong_wolfe",
-        )
-        opt.step(closure)
-        f = float(closure().detach())
-        gmax = max(float(q.grad.abs().max()) for q in params)
-        rounds += 1
+    _, (W, U) = lbfgs.random_start(gen, m, (e.nw, e.d), (e.K, e.L * e.d))
+    f, gmax, _ = lbfgs.minimise([W, U], lambda: e.risk(W, U, lam_w, lam_u), m)
     return W.detach(), U.detach(), f, gmax
 
 

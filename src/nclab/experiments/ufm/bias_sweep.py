@@ -28,6 +28,7 @@ from ...theory.ufm import ufm_mse, ufm_mse_bias
 from ...theory.ufm_bias import KEYS_PREDICTED as KEYS
 from ...theory.ufm_bias import ufm_regularized_bias
 from ..common.seeds import mean, worst
+from .config import plain_problem
 from .measure import measured_norms
 
 #: points with |μ/c - 1| below this (μ = λ_b/(1+λ_b)) are near the kink λ_b^ETF (slow GD)
@@ -37,14 +38,7 @@ MONOTONE_TOL = 1e-6
 
 
 def theory(cfg: Any, lambda_b: float):
-    return ufm_regularized_bias(
-        K=cfg.model.K,
-        n=cfg.model.n,
-        d=cfg.model.d,
-        lambda_w=cfg.model.lambda_w,
-        lambda_h=cfg.model.lambda_h,
-        lambda_b=lambda_b,
-    )
+    return ufm_regularized_bias(**plain_problem(cfg), lambda_b=lambda_b)
 
 
 def _near_kink(pred) -> bool:
@@ -84,20 +78,8 @@ def _point(cfg, probs: list[dict], last: dict, measured: list[dict], b: int) -> 
 def _end(cfg, grid: list[dict], lam: float) -> dict[str, Any]:
     """The points at one end of the sweep (mean over seeds) and the two theorems' values."""
     pts = [g for g in grid if g["lambda_b"] == lam]
-    thm32 = ufm_mse_bias(
-        K=cfg.model.K,
-        n=cfg.model.n,
-        d=cfg.model.d,
-        lambda_w=cfg.model.lambda_w,
-        lambda_h=cfg.model.lambda_h,
-    )
-    thm31 = ufm_mse(
-        K=cfg.model.K,
-        n=cfg.model.n,
-        d=cfg.model.d,
-        lambda_w=cfg.model.lambda_w,
-        lambda_h=cfg.model.lambda_h,
-    )
+    thm32 = ufm_mse_bias(**plain_problem(cfg))
+    thm31 = ufm_mse(**plain_problem(cfg))
     rho = mean([g["measured_norms"]["rho"] for g in pts])
     rho_mean = mean([g["measured_norms"]["rho_mean"] for g in pts])
     return {

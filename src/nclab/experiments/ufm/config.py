@@ -324,6 +324,17 @@ def problems(cfg: UFMConfig) -> list[dict[str, Any]]:
     ]
 
 
+def plain_problem(cfg: UFMConfig) -> dict[str, Any]:
+    """The plain UFM's sizes and weight decays as its closed forms take them (``K``, ``n``, ``d``,
+    ``lambda_w``, ``lambda_h``: :func:`nclab.theory.ufm.ufm_mse` and its kin).
+
+    >>> plain_problem(UFMConfig())
+    {'K': 4, 'n': 50, 'd': 20, 'lambda_w': 0.005, 'lambda_h': 0.005}
+    """
+    m = cfg.model
+    return {"K": m.K, "n": m.n, "d": m.d, "lambda_w": m.lambda_w, "lambda_h": m.lambda_h}
+
+
 def describe(cfg: UFMConfig) -> str:
     """The model in words, e.g. ``"plain UFM, MSE, bias-free"``.
 

@@ -32,18 +32,12 @@ from ...runs import RunDir
 from ...theory.fixed_features import FixedFeaturesPrediction, ridge_classifier, ufm_fixed_features
 from ...validation import F64
 from ..common.seeds import mean, rms
+from .config import plain_problem
 
 
 def prediction(cfg: Any) -> FixedFeaturesPrediction:
     """Theorem 5.1's limit for the config (λ̃_H = ``cfg.model.n * cfg.model.lambda_h``)."""
-    return ufm_fixed_features(
-        K=cfg.model.K,
-        n=cfg.model.n,
-        d=cfg.model.d,
-        lambda_w=cfg.model.lambda_w,
-        lambda_h=cfg.model.lambda_h,
-        sigma_e=cfg.fixed_features.sigma_e,
-    )
+    return ufm_fixed_features(**plain_problem(cfg), sigma_e=cfg.fixed_features.sigma_e)
 
 
 def class_means(seed: int, d: int, K: int, rho: float) -> torch.Tensor:

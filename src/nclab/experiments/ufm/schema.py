@@ -79,7 +79,32 @@ class NuclearNorms(Record):
     A1: Num
 
 
-class Seed(Record):
+class Structure(Record):
+    """The minimiser's structure beyond the canonical metrics (written since issue 50): one seed's values in :class:`Seed`, their reduction over seeds in
+    :class:`UfmSummary` (:mod:`.levels`: the worst seed's, the largest residual, sine, gap, tail
+    and fit change, the smallest margin and ``negatives_kept``; the mean ``dead_fraction``)."""
+
+    # the linear extended UFM (App. D, from the proof of Theorem 4.1): relative residuals of
+    # λ_W2 W2ᵀW2 = λ_W1 W1W1ᵀ and λ_W1 W1ᵀW1 = λ_H1 H1H1ᵀ, the largest sine of the principal angles
+    # between the top-K ranges of W2ᵀ, W1ᵀ, H1 (range_sine) and between those the identities
+    # equate, W2ᵀ with W1 and W1ᵀ with H1 (range_sine_chain), the largest σ_{K+1}/σ_1 of W1 and H1
+    balance_w2_w1: Num = None
+    balance_w1_h1: Num = None
+    range_sine: Num = None
+    range_sine_chain: Num = None
+    # the GUFM with MSE (Súkeník et al., proof of Lemma 4.1): the largest distance of a feature to
+    # √d w_k/‖w_k‖ over √d, and 1 - √d max_k ‖w_k‖
+    features_given_w_gap: Num = None
+    w_norm_sphere_margin: Num = None
+    rank_tail: Num = None
+    # W σ(H) (model.relu_features): the fraction of H's entries negative at initialisation still
+    # <= 0 at the end, their change beyond the weight decay's, the dead fraction of H at the end
+    negatives_kept: Num = None
+    negatives_fit_change: Num = None
+    dead_fraction: Num = None
+
+
+class Seed(Structure):
     """One seed of one configuration."""
 
     seed: int
@@ -108,27 +133,9 @@ class Seed(Record):
     nuclear_norms: NuclearNorms | None = None
     nuclear_gap: Num = None
     nuclear_gap_at_minimiser: Num = None
-    # the linear extended UFM (App. D, from the proof of Theorem 4.1; written since issue 50):
-    # relative residuals of λ_W2 W2ᵀW2 = λ_W1 W1W1ᵀ and λ_W1 W1ᵀW1 = λ_H1 H1H1ᵀ, the largest sine
-    # of the principal angles between the top-K ranges of W2ᵀ, W1ᵀ, H1 (range_sine) and between
-    # those the identities equate, W2ᵀ with W1 and W1ᵀ with H1 (range_sine_chain), the largest
-    # σ_{K+1}/σ_1 of W1 and H1
-    balance_w2_w1: Num = None
-    balance_w1_h1: Num = None
-    range_sine: Num = None
-    range_sine_chain: Num = None
-    # the GUFM with MSE (Súkeník et al., proof of Lemma 4.1; written since issue 50): the largest
-    # distance of a feature to √d w_k/‖w_k‖ over √d, and 1 - √d max_k ‖w_k‖
-    features_given_w_gap: Num = None
-    w_norm_sphere_margin: Num = None
-    rank_tail: Num = None
-    # W σ(H) (model.relu_features): H's entries negative at initialisation, at the end
-    negatives_kept: Num = None
-    negatives_fit_change: Num = None
-    dead_fraction: Num = None
 
 
-class UfmSummary(Summary):
+class UfmSummary(Structure, Summary):
     """One configuration over seeds (:func:`.summary.single_summary`): the final objective (mean)
     beside the theory's, the largest gap and metric over seeds, norms beside the theory's."""
 
@@ -173,26 +180,7 @@ class UfmSummary(Summary):
     nuclear_gap: Num = None
     nuclear_gap_at_minimiser: Num = None
     nuclear_gap_not_reached: Num = None
-    # the linear extended UFM (the worst seed; App. D, from the proof of Theorem 4.1; written since issue 50):
-    # relative residuals of λ_W2 W2ᵀW2 = λ_W1 W1W1ᵀ and λ_W1 W1ᵀW1 = λ_H1 H1H1ᵀ, the largest sine
-    # of the principal angles between the top-K ranges of W2ᵀ, W1ᵀ, H1 (range_sine) and between
-    # those the identities equate, W2ᵀ with W1 and W1ᵀ with H1 (range_sine_chain), the largest
-    # σ_{K+1}/σ_1 of W1 and H1
-    balance_w2_w1: Num = None
-    balance_w1_h1: Num = None
-    range_sine: Num = None
-    range_sine_chain: Num = None
-    # the GUFM with MSE (Súkeník et al., proof of Lemma 4.1; written since issue 50): the largest
-    # distance of a feature to √d w_k/‖w_k‖ over √d, and 1 - √d max_k ‖w_k‖
-    features_given_w_gap: Num = None
-    w_norm_sphere_margin: Num = None
-    rank_tail: Num = None
-    # W σ(H) (model.relu_features): the fraction of H's initially negative entries still <= 0
-    # (smallest seed), their change beyond the weight decay's (largest), the dead fraction of H
-    # at the end (mean), the weight decay's factor ∏(1 - ηλ_H) over the run
-    negatives_kept: Num = None
-    negatives_fit_change: Num = None
-    dead_fraction: Num = None
+    # W σ(H) (model.relu_features): the weight decay's factor ∏(1 - ηλ_H) over the run
     weight_decay_factor: Num = None
 
 
