@@ -2,9 +2,10 @@
 
 Two lines have the same shape when they read the same once every name is ``n``, every string
 ``s`` and every number ``0`` (keywords and operators kept): ``x = f(a, "b")`` and
-``y = g(c, "d")`` have one shape. Blank lines, comments, import lines and lines of lone
-punctuation (``)``, ``],``) or of strings alone (a docstring, a sentence continued) are passed
-over. A pair of places is two files (or two parts of one
+``y = g(c, "d")`` have one shape. Lines that compute nothing are passed over: blank lines,
+comments, imports, and lines made only of names, literals and punctuation (``)``, a docstring,
+``"key": 1.0,``, ``width: int = 64``, ``where="App. D",``): declarations look alike by nature,
+and a repeated one is data, not logic. A pair of places is two files (or two parts of one
 file) that share a run of at least ``MIN_LINES`` consecutive kept lines of the same shape; a
 run that stands in more than ``MAX_PLACES`` places is too common to be one repetition (a
 declaration idiom) and is not counted. Each pair of files counts once, however many runs it
@@ -32,7 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 MIN_LINES = 6
 MAX_PLACES = 8
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
-_PUNCT = set("()[]{},:;")
+#: the words of a line that declares and computes nothing: ``name: Type = 0``, ``key="text",``,
+#: ``x = y.z``, ``[a, b]``; such lines are data however alike they look
+_DECLARE = {"n", "s", "0", ":", "=", ",", ".", "|", "[", "]", "None", "True", "False"}
 
 
 @dataclass(frozen=True)
@@ -76,8 +79,8 @@ def shapes(source: str) -> list[tuple[int, str]]:
     kept = []
     for line in sorted(by_line):
         words = by_line[line]
-        if words[0] in ("import", "from") or "n" not in words:
-            continue  # imports; thin lines: punctuation, keywords, literals (data, prose)
+        if words[0] in ("import", "from") or "n" not in words or set(words) <= _DECLARE:
+            continue  # imports; thin lines: punctuation, literals, declarations (data, prose)
         # an f-string's pieces collapse to one string
         shape = " ".join(words).replace("s s", "s")
         kept.append((line, shape))
