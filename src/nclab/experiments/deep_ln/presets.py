@@ -3,9 +3,9 @@
 Three sizes (``docs/deep-ln.md`` gives the measured numbers and the commands):
 
 * ``*-quick``: three depths, well under a minute on two CPU cores (what ``nclab reproduce`` runs
-  by default); the L-RN1 ones five (``QUICK_FIT``, about 1.5 times the cost of three), the fewest
-  that leave the fit of the objective's limit in depth (:mod:`.limit`, three parameters) a
-  residual to estimate its error from;
+  by default); the L-RN1 ones five (``QUICK_FIT``), the fewest that leave the fit of the
+  objective's limit in depth (:mod:`.limit`, three parameters) a residual to estimate its error
+  from: rn1-ce-quick took 135 s for 3 seeds, against 111 s with three depths (recorded);
 * medium (no suffix): the paper's seven depths 2, 3, 5, 8, 13, 21, 34, meant for ``--seeds 3``,
   about 20 minutes or less each on two cores: sklearn's digits, MNIST-1D, sentences of the
   concept/word model, the synthetic sentiment task (the IMDB stand-in) or digits cut into 2 x 2

@@ -103,7 +103,7 @@ CLAIMS: list[Claim] = [
         "App. E.2, Lemma G, on the networks h of §2.1 Fig. 3 and §2.2 Fig. 4a",
         "h",
         {"fig3": ("fig3", "h, Fig. 3"), "fig4a": ("fig4a", "h, Fig. 4a")},
-        quick_seconds=70,  # fig3-quick 12 s + fig4a-quick 49 s (recorded, 3 seeds)
+        quick_seconds=80,  # fig3-quick 18 s + fig4a-quick 63 s (recorded, 3 seeds)
         full_seconds=4200,  # fig3 1800 + fig4a 2400 (the figures' claims' estimates)
     ),
     _claim(
@@ -111,7 +111,7 @@ CLAIMS: list[Claim] = [
         "App. F.2, Lemma N, on the networks h* of §2.1 (uniform words) and §2.2 Fig. 4c",
         "h*",
         {"fig3_ln": ("fig3-ln", "h*, §2.1"), "fig4c": ("fig4c", "h*, Fig. 4c")},
-        quick_seconds=110,  # fig3-ln-quick 18 s + fig4c-quick 92 s (recorded, 3 seeds)
+        quick_seconds=115,  # fig3-ln-quick 10 s + fig4c-quick 104 s (recorded, 3 seeds)
         medium_seconds=460,  # fig3-ln-medium 305 s + fig4c-medium 147 s (recorded, 3 seeds)
         full_seconds=5400,  # fig3-ln 4000 + fig4c 1300 (recorded full runs, 3 seeds)
     ),
