@@ -23,8 +23,8 @@ def test_every_claim_says_whose_threshold():
 def test_every_threshold_of_ours_states_its_principle():
     """Every threshold we chose says which principle gives its value (numerical precision, a
     tolerance derived from the theory, the paper's printed precision, a clear change on a log
-    plot, a level for words the paper gives without a number, the run's design), and the
-    reports print it beside the reason."""
+    plot, a level for words the paper gives without a number, the run's design, the uncertainty
+    of a fit), and the reports print it beside the reason."""
     from nclab.reproduce.checks import Ours, Principle, ours
 
     missing = [

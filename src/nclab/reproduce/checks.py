@@ -75,6 +75,7 @@ class Principle(StrEnum):
     LOG_PLOT = "a clear change on the paper's log-scale figure"
     WORDS = "a level for words the paper gives without a number"
     DESIGN = "the run's design (what a sweep must reach to test anything)"
+    FIT = "the uncertainty of a fit to the measurements"
 
 
 class Ours(str):

@@ -94,6 +94,24 @@ class TheoryEnds(Record):
     last: GUFM  # at the deepest's
 
 
+class Limit(Record):
+    """The objective against depth fitted as L_inf + c L^-a and compared with L*_GUFM
+    (:func:`.limit.limit`, written since issue 50): the main result's limit read on the sweep."""
+
+    model: str
+    limit: Num  # L_inf, the extrapolated objective of an infinitely deep network
+    stderr: Num  # its least-squares standard error (None: the fit has a flat direction)
+    exponent: Num  # a
+    coefficient: Num  # c
+    residual_rms: Num
+    points: int
+    gufm: Num  # L*_GUFM, the optimum every depth shares
+    deviation: Num  # L_inf - L*_GUFM
+    deviation_se: Num  # |L_inf - L*_GUFM| / stderr
+    gap_last: Num  # the deepest network's objective - L*_GUFM
+    resolution: Num  # 2 stderr / gap_last (<= 1: the fit pins the limit below the deepest gap)
+
+
 class DeepLnSweepSummary(Summary):
     """Networks of several depths (:func:`.summary.summarize`): each depth's mean over seeds, the
     trend from the shallowest to the deepest, the slopes against depth, the GUFM bound."""
@@ -110,6 +128,8 @@ class DeepLnSweepSummary(Summary):
     trend: Trend
     slopes: Slopes
     theory: TheoryEnds
+    # None: fewer than four depths, optima that differ by depth (λ/L), or a record made before
+    limit: Limit | None = None
     lower_bound_holds: bool
     min_margin_to_gufm_optimum: Num
     sphere_error_max: Num

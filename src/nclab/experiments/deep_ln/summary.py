@@ -11,6 +11,7 @@ from typing import Any
 from ..common.seeds import aggregate_summaries
 from ..protocol import UnitResult
 from . import monotone
+from .limit import limit
 
 TREND_KEYS = ("nc1", "nc2", "nc2_w", "nc3_match", "nc3_cos_dist", "objective_gap", "w_norm_gap")
 #: the metrics whose power law in depth is fitted (the paper's Figure 1: NC1, NC2 of W_L, NC3)
@@ -137,6 +138,17 @@ def by_depth(units: Sequence[UnitResult]) -> dict[int, dict[str, Any]]:
     return {d: aggregate_summaries(s) if len(s) > 1 else s[0] for d, s in per.items()}
 
 
+def depth_limit(by_depth: dict[int, dict]) -> dict[str, Any] | None:
+    """The sweep's objectives against depth fitted as L_inf + c L^-a and compared with the GUFM
+    optimum every depth shares (:func:`.limit.limit`; None where the depths' optima differ, as
+    with λ/L, or with fewer than four depths)."""
+    depths = sorted(by_depth)
+    optima = [by_depth[d]["theory"]["objective"] for d in depths]
+    same = all(abs(o - optima[0]) <= 1e-12 * max(1.0, abs(optima[0])) for o in optima)
+    objectives = [by_depth[d]["objective"] for d in depths]
+    return limit(depths, objectives, optima[0] if same else None)
+
+
 def depth_summary(cfg, by_depth: dict[int, dict]) -> dict[str, Any]:
     """The run's summary.json from the (seed-aggregated) summary of each depth; without figures."""
     depths = sorted(by_depth)
@@ -159,6 +171,7 @@ def depth_summary(cfg, by_depth: dict[int, dict]) -> dict[str, Any]:
         "trend": trend(by_depth),
         "slopes": slopes(by_depth),
         "theory": {"first": by_depth[first]["theory"], "last": by_depth[last]["theory"]},
+        "limit": depth_limit(by_depth),
         "lower_bound_holds": all(m >= -tol for m in margins),
         "min_margin_to_gufm_optimum": min(margins),
         "sphere_error_max": max(u["sphere_error"] for u in units),

@@ -5,6 +5,7 @@ the vectors of the paper's PCA panels with their singular values."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -69,6 +70,55 @@ def measure(
     if full:
         out["embedding_metrics"] = m
     return out
+
+
+def u_offset(net: WordNet) -> dict[str, Any]:
+    r"""How far the trained U is from the set N = {Σ_k Û_k = 0} of Lemma G (h) and Lemma N (h*),
+    Feature Collapse App. E.2 / F.2: ``norm`` = :math:`\|\sum_k \hat U_k\|_F / \sqrt K`, the
+    Frobenius distance from U to N (the part of every u_{k,ℓ} common to the K classes, repeated
+    K times), and ``relative`` = ``norm`` / :math:`\|U\|_F` (0 on N; 1/√K for blocks drawn
+    independently of the class, as at initialisation; at most 1).
+
+    >>> net = WordNet(nw=6, L=2, d=4, K=3)
+    >>> with torch.no_grad():
+    ...     _ = net.clf.weight.copy_(torch.ones(3, 8))  # every class the same: all common
+    >>> round(u_offset(net)["relative"], 12)
+    1.0
+    """
+    u = net.u_blocks().detach().to(torch.float64)
+    norm = float(u.sum(0).norm()) / math.sqrt(u.shape[0])
+    total = float(u.norm())
+    return {"norm": norm, "relative": norm / total if total > 0 else None}
+
+
+def common_u(net: WordNet, data: Any, lam_w: float, lam_u: float) -> dict[str, Any]:
+    r"""Lemma G (h) / Lemma N (h*) on the network's weights as they are (:func:`u_offset`), with
+    the bound that stationarity gives: the cross-entropy is blind to the part of U common to the
+    classes (adding v_ℓ to every u_{k,ℓ} adds the same number to every logit), so the objective's
+    gradient along it is λ_U times that part, and
+
+    .. math:: \|\textstyle\sum_k \hat U_k\|_F / \sqrt K \le \|\nabla_U F\|_F / \lambda_U,
+
+    with :math:`\nabla_U F` the full-batch gradient of the regularised training objective
+    (``bound``; ``relative_bound`` over :math:`\|U\|_F`). A global minimiser has gradient 0, so
+    lies in N (the lemma); an iterate of SGD or L-BFGS lies within this distance of N. ``excess``:
+    :math:`\frac{\lambda_U}{2}\|\sum_k \hat U_k\|_F^2/K`, the objective the common part costs
+    (what projecting U onto N would save). ``bound`` None without weight decay on U."""
+    out = u_offset(net)
+    u = net.clf.weight
+    with torch.enable_grad():
+        f, _ = full_batch_objective(net, data.x_train, data.y_train, lam_w, lam_u)
+        (grad,) = torch.autograd.grad(f, [u])
+    g = float(grad.detach().to(torch.float64).norm())
+    total = float(u.detach().to(torch.float64).norm())
+    bound = g / lam_u if lam_u > 0 else None
+    return {
+        **out,
+        "grad_norm": g,
+        "bound": bound,
+        "relative_bound": bound / total if bound is not None and total > 0 else None,
+        "excess": lam_u / 2 * out["norm"] ** 2,
+    }
 
 
 @torch.no_grad()

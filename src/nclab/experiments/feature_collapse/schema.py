@@ -121,6 +121,8 @@ class Untrained(Record):
 
     word_nc1_trace: Num
     word_dir_nc1: Num
+    # ‖Σ_k Û_k‖_F / (√K ‖U‖_F) as initialised (written since issue 50; about 1/√K)
+    u_common_relative: Num = None
 
 
 class PcaSingularValues(Record):
@@ -158,6 +160,19 @@ class NormGrowth(Record):
     u_rising: Num
 
 
+class CommonU(Record):
+    """U's distance to N = {Σ_k Û_k = 0}, the set Lemma G (h) and Lemma N (h*) put every global
+    minimiser in, and its bound from the full-batch gradient (:func:`.measure.common_u`, written
+    since issue 50)."""
+
+    norm: Num  # ‖Σ_k Û_k‖_F / √K, the Frobenius distance from U to N
+    relative: Num  # norm / ‖U‖_F (1/√K for class-independent blocks, 0 on N)
+    grad_norm: Num  # ‖∇_U F‖_F, the full-batch gradient of the regularised training objective
+    bound: Num  # grad_norm / λ_U: norm <= bound (the cross-entropy is blind to the common part)
+    relative_bound: Num  # bound / ‖U‖_F
+    excess: Num  # (λ_U / 2) norm²: the objective the common part costs
+
+
 class FeatureCollapseSummary(Summary):
     test_acc: Num
     train_acc: Num
@@ -185,6 +200,7 @@ class FeatureCollapseSummary(Summary):
     norm_growth: NormGrowth | None = None  # written since issue 50
     # min over β of (mean norm of rank β - of rank β+1) / of rank β (written since issue 50)
     rank_norm_min_step: Num = None
+    common_u: CommonU | None = None  # Lemma G / N on the trained weights (since issue 50)
 
 
 SUMMARY = FeatureCollapseSummary

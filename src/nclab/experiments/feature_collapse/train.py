@@ -40,8 +40,8 @@ from ...train import TrainState, fit_trainer
 from ..common.devices import resolve_device
 from ..protocol import Unit, UnitResult
 from .config import FCConfig, weight_decays
+from .measure import common_u, pca_singular_values, u_offset, u_vs_sampled_frequency
 from .measure import measure as measure_network
-from .measure import pca_singular_values, u_vs_sampled_frequency
 from .summary import unit_summary
 
 FINAL = "final_state.pt"  # a unit's trained state
@@ -197,17 +197,23 @@ class Trainer:
 def untrained_collapse(tr: Trainer) -> dict[str, Any]:
     """Within-concept variability of the word vectors of the network as initialised (call before
     training or resuming): the baseline the trained network's collapse is compared with."""
-    words, _ = collapse_views(tr.cpu_net())
+    net = tr.cpu_net()
+    words, _ = collapse_views(net)
     m = group_collapse(words, tr.task.word_concept, tr.task.nc, "initial word vectors")
-    return {"word_nc1_trace": m["nc1_trace"], "word_dir_nc1": m["dir_nc1"]}
+    return {
+        "word_nc1_trace": m["nc1_trace"],
+        "word_dir_nc1": m["dir_nc1"],
+        "u_common_relative": u_offset(net)["relative"],
+    }
 
 
 def summarize_trainer(
     cfg: FCConfig, tr: Trainer, untrained: dict[str, Any], history: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """A unit's summary: :func:`~.summary.unit_summary` of the network now, beside the untrained
-    network's collapse, the PCA panels' singular values and the u blocks' norms against the
-    frequencies of the words sampled at them (§2.2's mechanism)."""
+    network's collapse, the PCA panels' singular values, the u blocks' norms against the
+    frequencies of the words sampled at them (§2.2's mechanism) and U's distance to the set N of
+    Lemmas G and N (:func:`~.measure.common_u`)."""
     summary = unit_summary(cfg, tr.optimizer_steps, tr.measure(full=True), history)
     summary["untrained"] = untrained
     summary["word_nc1_vs_untrained"] = (
@@ -216,6 +222,8 @@ def summarize_trainer(
     net = tr.cpu_net()
     summary["pca_singular_values"] = pca_singular_values(net, tr.task)
     summary["u_vs_sampled_freq"] = u_vs_sampled_frequency(net, tr.task, tr.data)
+    # Lemma G / N on the trained weights (issue 50): U's distance to N = {Σ_k Û_k = 0}
+    summary["common_u"] = common_u(net, tr.data, tr.lam_w, tr.lam_u)
     return summary
 
 

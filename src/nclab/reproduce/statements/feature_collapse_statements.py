@@ -548,9 +548,10 @@ STATEMENTS = [
     ),
     _tested(
         "lemma-g",
-        "App. E.2, Lemma G",
+        "App. E.2 (proof of collapse, for Proposition A), Lemma G",
         "Lemma G. Any global minimizer of (80) must belong to N.",
         f"{P}/lemma-g",
+        f"{P}/lemma-g-trained",
     ),
     _tested(
         "lemma-h",
@@ -631,9 +632,10 @@ STATEMENTS = [
     ),
     _tested(
         "lemma-n",
-        "App. F.2, Lemma N",
+        "App. F.2 (proof of collapse, for Proposition B), Lemma N",
         "Lemma N. Any global minimizer of (114) must belong to N.",
         f"{P}/lemma-n",
+        f"{P}/lemma-n-trained",
     ),
     _tested(
         "lemma-o",
