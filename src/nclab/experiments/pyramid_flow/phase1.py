@@ -196,7 +196,7 @@ def sweep_fields(sweep: list[dict[str, Any]]) -> dict[str, Any]:
     out["phase1_time_slope"] = float(np.polyfit(x, t, 1)[0])
     slopes = [(t[i + 1] - t[i]) / (x[i + 1] - x[i]) for i in range(len(t) - 1)]
     exps = [
-        math.log(b / a) / ((x[i + 2] - x[i]) / 2) if a > 0 and b > 0 else None
+        float(math.log(b / a) / ((x[i + 2] - x[i]) / 2)) if a > 0 and b > 0 else None
         for i, (a, b) in enumerate(itertools.pairwise(slopes))
     ]
     if exps and all(p is not None for p in exps):
