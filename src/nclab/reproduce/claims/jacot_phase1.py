@@ -140,7 +140,11 @@ CLAIMS = [
         "keeping those inside B(theta0, r0); tau1 is the first time C_lambda <= 2 lambda "
         "m_lambda (an event of the solver). (15) bounds GD's k1 eta by (8/alpha) log(...) at "
         "eta < 1/(2 beta1); the flow's own rate from (14) would be alpha/4. One flow per eps1 "
-        "of the sweep (lambda = (10)'s bound, m_lambda and alpha from theta0).",
+        "of the sweep (lambda = (10)'s bound, m_lambda and alpha from theta0). On the records "
+        "both hold with room: (14)'s smallest side ratio is at least 2.4e3 (quick) and 2.3e3 "
+        "(full) on every seed, (13)'s at least 9.6e2, so the proof's alpha is about 1e3 times "
+        "below what the flow shows, and "
+        "phase 1 ends at about 1e-4 of (15)'s time, within 1 % of r0 from theta0.",
     ),
 ]
 
@@ -258,6 +262,10 @@ CLAIMS.append(
         "quick, 5 at full). tau1 is the first time the flow's C_lambda falls to Prop. 4.5's "
         "level 2 lambda m_lambda (proportional to lambda), the time eta k1 of GD at (10)'s step "
         "as eta -> 0. jacot/balancedness-rate's 'loss first' check on the linear-head network is "
-        "a proxy for this phase (the loss settles before the imbalance), not its time.",
+        "a proxy for this phase (the loss settles before the imbalance), not its time. On the "
+        "records tau1 grows by about 2e-4 per unit of log(1/lambda) (from 4.4e-4 to 9.7e-4 at "
+        "quick, 3.8e-4 to 1.5e-3 over a 256x range of lambda at full), with local exponents 0.06 "
+        "and at most 0.005: logarithmic; (15)'s bound is 1e4 times longer (its alpha is the "
+        "proof's, see jacot/prop45-inequality).",
     )
 )
