@@ -206,9 +206,13 @@ def test_claims_registered_and_judged():
     section5 |= {"jacot/thm31-nc2-nc3", "jacot/lr-upper-bound"}
     # issue 50: Lemma C.2 and the balanced head's kappa on Theorem 3.1's network
     section5 |= {"jacot/lemma-c2", "jacot/balanced-kappa"}
+    section5 |= {"jacot/thm52-nc"}  # issue 50: Thm 3.1's bounds composed with (18)
     dynamics = {"jacot/balancedness-rate", "jacot/thm44-time"}  # full presets on a CPU too
     # Theorem 4.4 on a network that meets its hypotheses runs its own experiment
     assert claims.pop("jacot/thm44-nc1").runs["main"].experiment == "pyramid-flow"
+    # issue 50: Prop. 4.5 and phase 1 of its proof, on the same runs
+    for cid in ("jacot/prop45-inequality", "jacot/thm44-phase1"):
+        assert claims.pop(cid).runs["main"].experiment == "pyramid-flow"
     # the 1/L2 reading of Section 5.2's step cap: lr-bound-quick at three depths
     depth = claims.pop("jacot/lr-scales-with-depth")
     assert {s.quick for s in depth.runs.values()} == {"lr-bound-quick"}

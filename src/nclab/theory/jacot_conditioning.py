@@ -49,10 +49,12 @@ import dataclasses
 import math
 
 from .base import Prediction
+from .bounds_theorem import hypothesis_failure, nc1_bound, nc2_bound, nc3_bound, psi
 from .params import check_int, check_number, require
 
 __all__ = [
     "JacotConditioning",
+    "composed_nc_bounds",
     "jacot_conditioning",
     "kappa_wl_from_product",
     "log_kappa_product_bound",
@@ -203,3 +205,35 @@ def jacot_conditioning(
         return JacotConditioning(False, why, **head)
     bounds = _bounds(K, L1, L2, slack, s_k_y, eps1, x_op)
     return JacotConditioning(True, "", **head, **bounds, kappa_wl_needs=needs)
+
+
+def composed_nc_bounds(
+    eps1: float, r: float, K: int, N: int, n_penult: int, s_k_y: float, kappa_wl: float
+) -> dict[str, float | str | None]:
+    r"""The sentence after Theorem 5.2: Theorem 3.1's bounds (2), (4), (5) on NC1, NC2 and NC3 of
+    :math:`Z_{L-1}` at :math:`\epsilon_2 = 0` (a global minimiser's linear layers are balanced)
+    with :math:`\kappa(W_L)` = ``kappa_wl``, (18)'s bound on it. ``nc1`` is (2) (it does not read
+    :math:`\kappa(W_L)`), ``nc2`` is (4) (None where :math:`\delta = r\Psi/s_K(Y) \ge 1`: no
+    bound), ``nc3`` is (5) as a number even where it is at most -1 (vacuous: a cosine is >= -1);
+    ``reason`` says why nothing is given (Theorem 3.1's hypotheses on :math:`\epsilon_1`), else "".
+
+    >>> b = composed_nc_bounds(0.1, 2.0, 2, 8, 4, 2.0, kappa_wl=1.0)
+    >>> round(b["nc1"], 6), round(b["nc2"], 4), round(b["nc3"], 4), b["reason"]
+    (0.013679, 1.2353, 0.875, '')
+    >>> composed_nc_bounds(0.1, 2.0, 2, 8, 4, 2.0, kappa_wl=3.0)["nc3"] < -1  # vacuous
+    True
+    """
+    out: dict[str, float | str | None] = dict.fromkeys(("psi", "delta", "nc1", "nc2", "nc3"))
+    why = hypothesis_failure(eps1, K, s_k_y)
+    if why is not None:
+        return out | {"reason": why}
+    p = psi(eps1, 0.0, r, s_k_y, n_penult)
+    finite = math.isfinite(kappa_wl)
+    return out | {
+        "reason": "",
+        "psi": p,
+        "delta": r * p / s_k_y,
+        "nc1": nc1_bound(eps1, 0.0, r, K, N, n_penult, s_k_y),
+        "nc2": nc2_bound(kappa_wl, r, p, s_k_y) if finite else None,
+        "nc3": nc3_bound(kappa_wl, eps1, r, p, N) if finite else None,
+    }

@@ -42,7 +42,7 @@ import torch
 
 from ...curvature import hessian_top_eigenvalue, ntk_operator_norm
 from ...models.mlp import LinearHeadMLP
-from ...theory.jacot_conditioning import jacot_conditioning
+from ...theory.jacot_conditioning import composed_nc_bounds, jacot_conditioning
 from ...theory.jacot_ntk import jacot_ntk, ntk_sum_bound
 from ...validation import F64
 
@@ -205,10 +205,27 @@ def report(cfg, model: LinearHeadMLP, x, y, K: int, weight_decay: float) -> dict
             "eps1_over_allowed": meas["eps1"] / p52.eps1,
             "theta_sq_over_allowed": meas["theta_sq"] / (K * L2 + c),
         }
+        if p52.applies:
+            thm |= _composed(zs, meas, K, N, p52.kappa_wl_bound, p52.kappa_wl_printed)
     out["thm52"] = thm
     if cfg.ntk:
         out["ntk"] = _prop53(m64, x64, onehot, K, meas, kappas, lam, cfg.ntk_iterations)
     return out
+
+
+def _composed(zs, meas, K: int, N: int, kappa_wl: float, kappa_printed: float) -> dict[str, Any]:
+    """The sentence after Theorem 5.2 (written since issue 50): Theorem 3.1's (2), (4), (5) at
+    ε2 = 0 with κ(W_L) at (18)'s bound (``composed``; ``composed_printed`` with (18)'s printed
+    exponent 1/L1), at the measured ε1 and Theorem 3.1's r = max(‖Z_(L-2)‖_op, ‖Z_(L-1)‖_op,
+    the head's largest ‖W_l‖_op) (:func:`nclab.theory.jacot_conditioning.composed_nc_bounds`)."""
+    op = [float(torch.linalg.matrix_norm(z, 2)) for z in (zs[-3], zs[-2])]
+    r = max(*op, meas["r_head"])
+    args = (meas["eps1"], r, K, N, int(zs[-2].shape[1]), meas["s_k_y"])
+    return {
+        "composed_r": r,
+        "composed": composed_nc_bounds(*args, kappa_wl=kappa_wl),
+        "composed_printed": composed_nc_bounds(*args, kappa_wl=kappa_printed),
+    }
 
 
 def _with_ratios(pred: dict[str, Any], meas: dict[str, Any]) -> dict[str, Any]:
@@ -241,6 +258,14 @@ KEYS = (
     "cond_thm52_bound_wl",
     "cond_eps1_over_allowed",
     "cond_reg_loss_over_competitor",
+    "cond_thm52_nc1_bound",
+    "cond_thm52_nc1_log10_ratio",
+    "cond_thm52_nc2_bound",
+    "cond_thm52_nc2_log10_ratio",
+    "cond_thm52_nc2_log10_ratio_printed",
+    "cond_thm52_nc3_bound",
+    "cond_thm52_nc3_margin",
+    "cond_thm52_nc3_margin_printed",
     "ntk_op",
     "ntk_op_head",
     "ntk_lower_bound",
@@ -285,6 +310,7 @@ def conditioning_derived(summary: dict[str, Any]) -> dict[str, Any]:
         out["cond_thm52_log10_ratio"] = -t["log10_slack_product"]
         out["cond_thm52_log10_ratio_wl"] = -t["log10_slack_wl"]
         out["cond_thm52_bound_wl"] = t["kappa_wl_bound"]
+        out |= composed_derived(t, (summary.get("certificate") or {}).get("measured") or {})
     n = rec.get("ntk")
     if n:
         out |= {"ntk_op": n["ntk_op"], "ntk_op_head": n["ntk_op_head"]}
@@ -298,3 +324,46 @@ def conditioning_derived(summary: dict[str, Any]) -> dict[str, Any]:
                 "ntk_kappa_over_bound_max": n["kappa_over_bound_max"],
             }
     return out
+
+
+def composed_derived(thm52: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
+    r"""The measured NC1, NC2 (:math:`\kappa(\bar Z_{L-1})`) and NC3 (mean cosine with
+    :math:`W_L`) of :math:`Z_{L-1}` (the certificate's ``measured``) against the composed bounds
+    of :func:`_composed`: ``cond_thm52_nc1_log10_ratio`` and ``cond_thm52_nc2_log10_ratio``
+    (``_printed``: (18) with its printed exponent 1/L1) are :math:`\log_{10}` (measured / bound),
+    <= 0 where the bound holds; ``cond_thm52_nc3_margin`` (``_printed``) is measured - bound, >= 0
+    where it holds; None where a bound or a metric is missing.
+
+    >>> t = {"composed": {"nc1": 1.0, "nc2": 10.0, "nc3": -5.0},
+    ...      "composed_printed": {"nc1": 1.0, "nc2": 100.0, "nc3": -50.0}}
+    >>> d = composed_derived(t, {"nc1_trace": 0.01, "nc2_kappa": 1.0, "nc3_cos": 0.9})
+    >>> d["cond_thm52_nc1_log10_ratio"], d["cond_thm52_nc2_log10_ratio_printed"]
+    (-2.0, -2.0)
+    >>> d["cond_thm52_nc3_margin"]
+    5.9
+    """
+    out: dict[str, Any] = {}
+    for tag, key in (("", "composed"), ("_printed", "composed_printed")):
+        b = thm52.get(key) or {}
+        if not tag:
+            out["cond_thm52_nc1_bound"] = b.get("nc1")
+            out["cond_thm52_nc2_bound"] = b.get("nc2")
+            out["cond_thm52_nc3_bound"] = b.get("nc3")
+            out["cond_thm52_nc1_log10_ratio"] = _log10_ratio(
+                measured.get("nc1_trace"), b.get("nc1")
+            )
+        out[f"cond_thm52_nc2_log10_ratio{tag}"] = _log10_ratio(
+            measured.get("nc2_kappa"), b.get("nc2")
+        )
+        nc3, bound = measured.get("nc3_cos"), b.get("nc3")
+        out[f"cond_thm52_nc3_margin{tag}"] = None if None in (nc3, bound) else nc3 - bound
+    return out
+
+
+def _log10_ratio(value: float | None, bound: float | None) -> float | None:
+    """log10(value / bound) for two positive numbers, else None."""
+    if value is None or bound is None or not (value > 0 and bound > 0):
+        return None
+    if not (math.isfinite(value) and math.isfinite(bound)):
+        return None
+    return math.log10(value / bound)

@@ -229,6 +229,16 @@ class Derived(Record):
     cond_thm52_log10_ratio: Num
     cond_thm52_log10_ratio_wl: Num
     cond_thm52_bound_wl: Num
+    # written since issue 50: Theorem 3.1's (2), (4), (5) at eps2 = 0 with (18)'s kappa(W_L)
+    # (:func:`.minimiser.composed_derived`)
+    cond_thm52_nc1_bound: Num = None
+    cond_thm52_nc1_log10_ratio: Num = None
+    cond_thm52_nc2_bound: Num = None
+    cond_thm52_nc2_log10_ratio: Num = None
+    cond_thm52_nc2_log10_ratio_printed: Num = None
+    cond_thm52_nc3_bound: Num = None
+    cond_thm52_nc3_margin: Num = None
+    cond_thm52_nc3_margin_printed: Num = None
     cond_eps1_over_allowed: Num
     cond_reg_loss_over_competitor: Num
     ntk_op: Num

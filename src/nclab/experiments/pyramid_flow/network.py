@@ -98,6 +98,11 @@ class Network:
         R = self._np_forward(z)[0][-1] - self._np[1]
         return self._np_back(z, R) + lam * z
 
+    def cost_np(self, z: np.ndarray, lam: float) -> float:
+        """C_λ at θ = z (numpy): :meth:`cost` without autograd's overhead."""
+        R = self._np_forward(z)[0][-1] - self._np[1]
+        return 0.5 * float(np.sum(R * R)) + 0.5 * lam * float(z @ z)
+
     def out_jacobian_np(self, z: np.ndarray) -> np.ndarray:
         """∂ vec(Z_L) / ∂θ (row-major vec, one row per output entry), shape (K N, P)."""
         K, N = self.Y.shape

@@ -46,6 +46,21 @@ class SweepEntry(Record):
     nc1_over_bound11: Num
     bound11_over_nc1_init: Num
     theta_norm: Num
+    # written since issue 50: phase 1 of the proof along the flow (:mod:`.phase1`)
+    log_inv_lam: Num = None  # log(1/λ)
+    prop45_points: Num = None  # solver steps inside B(θ0, r0) where (14)'s rhs > 0
+    prop45_points_outside: Num = None  # solver steps of the phase-1 solve outside the ball
+    prop45_ratio_min: Num = None  # min over them of ‖∇C_λ‖² / ((α/4)(C_λ - λ m_λ))
+    prop45_lhs_at_min: Num = None  # (14)'s two sides where that ratio is smallest
+    prop45_rhs_at_min: Num = None
+    pl13_ratio_min: Num = None  # min in the ball of ‖∇C_0‖² / ((α/2) C_0)
+    phase1_time: Num = None  # τ1: the first time C_λ <= 2 λ m_λ
+    phase1_time_over_bound: Num = None  # τ1 / t_phase1 ((15) as η -> 0)
+    phase1_dist_over_bound: Num = None  # ‖θ(τ1) - θ0‖ / (8 sqrt(C_λ(θ0) / α)) (16)
+    phase1_dist_over_r0: Num = None  # ‖θ(τ1) - θ0‖ / r0 (16)
+    phase1_envelope_max: Num = (
+        None  # max_(t <= τ1) (C_λ - λ m_λ) / ((C_λ(θ0) - λ m_λ) e^(-α t / 8))
+    )
 
 
 class PyramidFlowSummary(Summary):
@@ -84,6 +99,21 @@ class PyramidFlowSummary(Summary):
     log10_k_bound_max: Num
     log10_eta_bound_min: Num
     gd_steps_at_stability_max: Num
+    # written since issue 50: phase 1 over the sweep (:func:`.phase1.sweep_fields`)
+    prop45_ratio_min: Num = None
+    pl13_ratio_min: Num = None
+    prop45_points_min: Num = None
+    phase1_time_over_bound_max: Num = None
+    phase1_dist_over_bound_max: Num = None
+    phase1_dist_over_r0_max: Num = None
+    phase1_envelope_max: Num = None
+    phase1_time_largest_lam: Num = None  # τ1 at the sweep's first (largest) ε1
+    phase1_time_smallest_lam: Num = None  # τ1 at its last
+    t_phase1_smallest_lam: Num = None  # (15)'s time there
+    log_inv_lam_range: Num = None  # log(1/λ) from the first ε1 to the last
+    phase1_time_slope: Num = None  # least squares of τ1 against log(1/λ)
+    phase1_slope_exponent_max: Num = None  # local exponents of that slope (0: logarithmic)
+    phase1_slope_exponent_min: Num = None
     check_nc1_rel_diff: Num  # the smallest eps1 solved again at check_factor x the tolerances
     check_theta_rel_diff: Num
     gd_eta: Num

@@ -7,7 +7,8 @@ solver integrates it (scipy's LSODA, which switches to BDF where the flow is sti
 Gauss-Newton Jacobian), validated twice: the smallest ε1's solve is repeated at ``check_factor``
 times the tolerances (the end state must not move), and gradient descent at step η and η/2 over
 a short time is compared with the flow there (the error must halve with the step: GD converges
-to this flow at first order).
+to this flow at first order). Phase 1 of the proof (Proposition 4.5 along the flow, the time the
+loss takes to fall to its level) is :mod:`.phase1`'s.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ..protocol import Unit
 from .activation import smooth_relu
 from .config import PyramidFlowConfig
 from .network import Network
+from .phase1 import phase1, sweep_fields
 
 DT = torch.float64
 
@@ -266,6 +268,7 @@ def train(cfg: PyramidFlowConfig, unit: Unit, run_dir: RunDir, context: Any) -> 
         m = measure(net, out["theta"], labels, cond.lam)
         sweep.append(_entry(cond, m, out["steps"], nc1_init, top))
         sweep[-1]["solve_seconds"] = time.perf_counter() - t0
+        sweep[-1] |= phase1(net, theta0, c, cond, cfg.solve.rtol, cfg.solve.atol)
         last_theta, last_m = out["theta"], m
     # the smallest eps1 (the longest time) again at tighter tolerances
     f = cfg.solve.check_factor
@@ -310,6 +313,7 @@ def train(cfg: PyramidFlowConfig, unit: Unit, run_dir: RunDir, context: Any) -> 
         "log10_k_bound_max": max(e["log10_k_bound"] for e in sweep),
         "log10_eta_bound_min": min(e["log10_eta_bound"] for e in sweep),
         "gd_steps_at_stability_max": max(e["gd_steps_at_stability"] for e in sweep),
+        **sweep_fields(sweep),
         "check_nc1_rel_diff": abs(mt["nc1"] - last_m["nc1"]) / mt["nc1"],
         "check_theta_rel_diff": float((tight["theta"] - last_theta).norm() / tight["theta"].norm()),
         **gd,

@@ -12,7 +12,7 @@ Length: a declaration per statement of the paper (its theorems, propositions, th
 
 from __future__ import annotations
 
-from .base import EXPERIMENT, NOT_TESTABLE, PROOF, covered, uncovered
+from .base import NOT_TESTABLE, PROOF, covered, uncovered
 
 P = "jacot"
 FIG1, FIG1_RN, FIG2, FIG2_RN = (
@@ -39,6 +39,9 @@ FIG1_NC3, FIG1_PLATEAU, FIG2_NC1, FIG3_LAST, FIGA5 = (
 )
 #: the claims of :mod:`nclab.reproduce.claims.jacot_dynamics`
 TIME, THM44_NC1 = f"{P}/thm44-time", f"{P}/thm44-nc1"
+#: issue 50: phase 1 of Theorem 4.4's proof (:mod:`nclab.reproduce.claims.jacot_phase1`) and the
+#: sentence after Theorem 5.2 (:mod:`nclab.reproduce.claims.jacot_composed`)
+PROP45, PHASE1, THM52_NC = f"{P}/prop45-inequality", f"{P}/thm44-phase1", f"{P}/thm52-nc"
 #: Proposition 5.3's cap on the learning rate (:mod:`nclab.reproduce.claims.jacot_beyond`)
 LR = f"{P}/lr-upper-bound"
 LR_DEPTH = f"{P}/lr-scales-with-depth"
@@ -177,7 +180,12 @@ STATEMENTS = [
         "§4, proof sketch of Theorem 4.4",
         "The first phase lasts for logarithmic time in $1/\\lambda$ (or, equivalently, "
         "$1/\\epsilon_{1}$ ) and, here, the loss decreases exponentially fast",
+        PHASE1,
         RATE,
+        note="the time is tested over a sweep of λ on the Theorem 4.4 network (jacot/thm44-phase1: "
+        "the first time C_λ falls to Prop. 4.5's level 2λm_λ, against (15)'s logarithmic time "
+        "and as a function of log(1/λ)); jacot/balancedness-rate's 'loss first' on the "
+        "linear-head network is a proxy for the phase, not its time",
     ),
     covered(
         f"{P}:thm4.4-phase2",
@@ -205,16 +213,16 @@ STATEMENTS = [
         note="the 1/λ and log(1/ε2)/λ dependence of the time to ε2-balancedness over a sweep "
         "of λ; the log(1/λ) term (phase 1) is jacot/balancedness-rate's",
     ),
-    uncovered(
+    covered(
         f"{P}:prop4.5",
         "proposition",
         "§4, Proposition 4.5 (14)-(16)",
         "Then, in the same ball, $C_{\\lambda}(\\theta)$ satisfies the inequality",
-        EXPERIMENT,
-        "testable (issue 50): the inequality (14)-(16) can be evaluated along a trajectory with "
-        "α in closed form from the proof of Theorem 4.4 (λ_F, λ_ℓ as jacot/thm44-nc1 computes them); "
-        "no experiment writes the two sides yet; its conclusion (the loss falls first) is tested "
-        "by jacot/balancedness-rate",
+        PROP45,
+        note="both sides of (14) (and of the PL inequality (13) it assumes) at every step of the "
+        "stiff solver along the gradient flow of the Theorem 4.4 network inside B(θ0, r0), with "
+        "α and r0 in closed form from the proof of Theorem 4.4; (15)-(16) as the first time C_λ "
+        "reaches 2λm_λ and the distance from θ0 there",
     ),
     uncovered(
         f"{P}:activation-7",
@@ -264,17 +272,17 @@ STATEMENTS = [
         "its κ(W_L) <= (…)^(K/L1) exp((…)/(2 L1)) has 1/L1 where balancedness gives "
         "κ(W_L) = κ(W_(L:L1+1))^(1/L2) (§5, balanced-kappa): nclab uses KL2 + c and 1/L2",
     ),
-    uncovered(
+    covered(
         f"{P}:thm5.2-nc",
         "corollary",
         "§5.1, after Theorem 5.2",
         "This implies that the bounds on NC1, NC2 and NC3 in (2), (4) and (5), respectively, "
         "hold with $\\kappa(W_{L})$ upper bounded as above and $\\epsilon_{2}=0$ .",
-        EXPERIMENT,
-        "testable (issue 50): (18)'s κ(W_L) bound fed into (2), (4), (5) with ε2 = 0 on the "
-        "conditioning-minimiser network; each half is tested (jacot/conditioning-minimiser, "
-        "jacot/thm31-nc2-nc3), no summary writes the composed bounds yet (at the presets' sizes "
-        "(18) gives 10^14.4 against a measured κ(W_L) of 1.23, so they would be vacuous there)",
+        THM52_NC,
+        note="(18)'s κ(W_L) bound fed into (2), (4), (5) with ε2 = 0 on the conditioning-minimiser "
+        "network, both readings of (18)'s exponent (1/L2 as balancedness gives, 1/L1 as printed); "
+        "at the presets' sizes (K = 2, L2 = 3) the composed bounds are loose by decades and (5) is "
+        "vacuous (the claim's measured rows say by how much)",
     ),
     covered(
         f"{P}:thm5.2-width",
