@@ -9,6 +9,7 @@ from __future__ import annotations
 from ...experiments.protocol import Validity
 from ..checks import Check, Principle, beyond, ours
 from ..registry import Claim, RunSpec
+from ._common import main_run
 from .jacot import PAPER
 from .jacot_beyond import _NO_RUN
 
@@ -26,12 +27,6 @@ WEYL_WHY = ours(
     "s_i the product's singular values; the check reads the larger of the two distances from "
     "κ(W_(L:L1+1))^(1/L2) to the bracket's ends, relative",
 )
-
-_RUN = {
-    "main": RunSpec(
-        "linear-head", quick="thm31-bounds-quick", full="thm31-bounds", no_paper=_NO_RUN
-    )
-}
 
 _MEASURED = {
     "‖(W_L W_Lᵀ)^L2 - W_(L:L1+1)W_(L:L1+1)ᵀ‖_op": "certificate.lemma_c2.lhs",
@@ -52,15 +47,8 @@ _BRACKETED = Validity(
 
 
 def _run(*valid: Validity) -> dict[str, RunSpec]:
-    return {
-        "main": RunSpec(
-            "linear-head",
-            quick="thm31-bounds-quick",
-            full="thm31-bounds",
-            no_paper=_NO_RUN,
-            validity=tuple(valid) if valid else None,
-        )
-    }
+    """The run of Theorem 3.1's certificate (``valid``: :func:`~._common.main_run`'s)."""
+    return main_run("linear-head", "thm31-bounds-quick", "thm31-bounds", _NO_RUN, *valid)
 
 
 CLAIMS: list[Claim] = [

@@ -36,22 +36,35 @@ def _percent(fraction: float) -> str:
     return f"{fraction * 100:g} %"
 
 
-def _run(preset: str) -> dict[str, RunSpec]:
-    """The one run of a claim: ``<preset>-quick``, ``<preset>-medium`` where it exists (the full
+def _spec(preset: str) -> RunSpec:
+    """The run of ``preset``: ``<preset>-quick``, ``<preset>-medium`` where it exists (the full
     run is GPU work, as the no-weight-decay presets' 5 M iterations, about 14 h a seed on one CPU
     core, or more than an hour of CPU for 3 seeds), ``preset``."""
     no_wd = preset.startswith("no-wd-")
     medium = f"{preset}-medium" if f"{preset}-medium" in PRESETS else None
-    return {
-        "main": RunSpec(
-            EXP, quick=f"{preset}-quick", medium=medium, full=preset, full_needs_gpu=no_wd
-        )
-    }
+    return RunSpec(EXP, quick=f"{preset}-quick", medium=medium, full=preset, full_needs_gpu=no_wd)
+
+
+def _run(preset: str) -> dict[str, RunSpec]:
+    """The one run of a claim (alias ``main``): :func:`_spec`'s."""
+    return {"main": _spec(preset)}
 
 
 def _h_and_h_star(h: str, h_star: str) -> dict[str, RunSpec]:
     """The two networks of a comparison, h (no LayerNorm) and h* (LayerNorm), run as ``_run``."""
-    return {"h": _run(h)["main"], "h_star": _run(h_star)["main"]}
+    return {"h": _spec(h), "h_star": _spec(h_star)}
+
+
+#: the four networks of App. A.1 (no weight decay), by their presets
+NO_WD = ("no-wd-fig3", "no-wd-fig4a", "no-wd-fig4b", "no-wd-fig4c")
+#: the run where Theorem 2 applies (all K = nc^L latent variables, λ below its bound)
+THM2_SMALL = RunSpec(
+    EXP,
+    quick="thm2-small-quick",
+    full="thm2-small",
+    no_paper="Theorem 2 needs K = nc^L; the paper's runs (K = 1000, L = 15) are not such a case "
+    "and it runs none that is",
+)
 
 
 def _collapse(alias: str, kind: str) -> Equals:
@@ -231,6 +244,69 @@ _FIVE_MILLION = (
 NO_WD_GPU_SECONDS = 3 * 900
 
 
+def _h_vs_h_star(
+    id: str,
+    where: str,
+    claim: str,
+    presets: tuple[str, str, str],
+    points: int,
+    measured: dict[str, str] | None = None,
+    **rest: Any,
+) -> Claim:
+    """Fig. 4b/4c, with weight decay or without (App. A.1): on the small Zipf training set h*
+    beats h by ``points`` and collapses, h does not and stays at the paper's accuracy.
+    ``presets``: h's, h*'s and the figure that prints h's accuracy; ``measured``: read beside
+    the two accuracies; ``rest``: the claim's other fields (run times, theory, note)."""
+    h, h_star, figure = presets
+    return Claim(
+        id=f"feature-collapse/{id}",
+        paper=PAPER,
+        where=where,
+        claim=claim,
+        runs=_h_and_h_star(h, h_star),
+        measured={
+            "h test accuracy": "h:test_acc",
+            "h* test accuracy": "h_star:test_acc",
+            **(measured or {}),
+        },
+        paper_values=_h_and_h_star_acc(h, h_star),
+        checks=[*_h_star_beats_h(points), _h_acc_paper(REPORTED[h]["test_acc"], figure)],
+        **rest,
+    )
+
+
+def _no_wd_collapse(
+    id: str,
+    where: str,
+    claim: str,
+    preset: str,
+    kind: str,
+    variability: tuple[str, str, str],
+    measured: dict[str, str],
+    paper_values: dict[str, Any],
+    quick_seconds: float,
+    more: tuple[Check, ...] = (),
+) -> Claim:
+    """App. A.1: a network of a main-text figure trained without weight decay (``preset``: the
+    paper's 5 million SGD iterations at full scale) still generalises and collapses as with it:
+    collapse type ``kind``, the word ``variability`` (``what, key, name`` of :func:`_variability`)
+    far below the untrained network's, and the ``more`` checks of its figure."""
+    return Claim(
+        id=f"feature-collapse/{id}",
+        paper=PAPER,
+        where=where,
+        claim=claim,
+        runs=_run(preset),
+        measured={**_ACC, **measured},
+        paper_values=paper_values,
+        checks=[_acc(), _collapse("main", kind), *_variability(*variability), *more],
+        quick_seconds=quick_seconds,
+        medium_seconds=7200,
+        full_seconds=NO_WD_GPU_SECONDS,
+        note=_FIVE_MILLION,
+    )
+
+
 CLAIMS: list[Claim] = [
     Claim(
         id="feature-collapse/fig3",
@@ -321,98 +397,67 @@ CLAIMS: list[Claim] = [
         quick_seconds=10,
         full_seconds=2400,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds + measuring
     ),
-    Claim(
-        id="feature-collapse/fig4b-vs-fig4c",
-        paper=PAPER,
-        where="§2.2 Fig. 4b/4c, Theorem 3",
-        claim="With Zipf frequencies and only 5 sentences per class, h fails to collapse and "
+    _h_vs_h_star(
+        "fig4b-vs-fig4c",
+        "§2.2 Fig. 4b/4c, Theorem 3",
+        "With Zipf frequencies and only 5 sentences per class, h fails to collapse and "
         f"generalises poorly ({_percent(_FIG4B_ACC)}) while h* collapses fully and stays at "
         f"{_percent(REPORTED['fig4c']['test_acc'])}.",
-        runs=_h_and_h_star("fig4b", "fig4c"),
-        measured={
-            "h test accuracy": "h:test_acc",
-            "h* test accuracy": "h_star:test_acc",
-            "h peak test accuracy": "h:peak_test_acc",
-        },
+        ("fig4b", "fig4c", "Fig. 4b"),
+        30,
+        {"h peak test accuracy": "h:peak_test_acc"},
         theory={"h* u norm (fc-thm3)": "h_star:theory.u_norm"},
-        paper_values=_h_and_h_star_acc("fig4b", "fig4c"),
-        checks=[
-            *_h_star_beats_h(30),
-            _h_acc_paper(_FIG4B_ACC, "Fig. 4b"),
-        ],
         quick_seconds=70,  # fig4b-quick (L-BFGS) + fig4c-quick (SGD, 38 s under load)
         # fig4b-medium (recorded: 621-1523 s a seed) + fig4c-medium (recorded: 70-73 s a seed)
         medium_seconds=3300,
         full_seconds=5300,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
     ),
-    Claim(
-        id="feature-collapse/no-weight-decay",
-        paper=PAPER,
-        where="App. A.1 Fig. 6b/6c",
-        claim="Without weight decay the picture is the same: on the small Zipf training set h "
+    _h_vs_h_star(
+        "no-weight-decay",
+        "App. A.1 Fig. 6b/6c",
+        "Without weight decay the picture is the same: on the small Zipf training set h "
         f"reaches {_percent(_NO_WD_FIG4B_ACC)} test accuracy and h* "
         f"{_percent(REPORTED['no-wd-fig4c']['test_acc'])}.",
-        runs=_h_and_h_star("no-wd-fig4b", "no-wd-fig4c"),
-        measured={"h test accuracy": "h:test_acc", "h* test accuracy": "h_star:test_acc"},
-        paper_values=_h_and_h_star_acc("no-wd-fig4b", "no-wd-fig4c"),
-        checks=[*_h_star_beats_h(20), _h_acc_paper(_NO_WD_FIG4B_ACC, "Fig. 6b")],
+        ("no-wd-fig4b", "no-wd-fig4c", "Fig. 6b"),
+        20,
         quick_seconds=8,
         medium_seconds=7200,  # the -medium presets: 2 core-hours for 3 seeds (10 ms a step)
         full_seconds=2 * NO_WD_GPU_SECONDS,
         note=_FIVE_MILLION.replace("run is", "runs are"),
     ),
-    Claim(
-        id="feature-collapse/no-wd-fig3",
-        paper=PAPER,
-        where="App. A.1 Fig. 5",
-        claim="Without weight decay (5 million SGD iterations) h on the uniform Fig. 3 task still "
+    _no_wd_collapse(
+        "no-wd-fig3",
+        "App. A.1 Fig. 5",
+        "Without weight decay (5 million SGD iterations) h on the uniform Fig. 3 task still "
         "generalises perfectly and its weights form the same type-I collapse.",
-        runs=_run("no-wd-fig3"),
-        measured={
-            "test accuracy": "test_acc",
+        "no-wd-fig3",
+        "type-I",
+        ("word NC1 (tr ratio by concept)", "nc1_trace", "word-nc1"),
+        {
             "word NC1 (by concept)": "embedding_metrics.words.nc1_trace",
             "untrained word NC1": "untrained.word_nc1_trace",
             "word directional NC1": "embedding_metrics.words.dir_nc1",
         },
         # "virtually identical to Figure 3" (App. A.1): the accuracy is Fig. 3's
-        paper_values={
-            **_reported("fig3", _ACC),
-            **_reported("no-wd-fig3", {"collapse": "collapse_type"}),
-        },
-        checks=[
-            _acc(),
-            _collapse("main", "type-I"),
-            *_variability("word NC1 (tr ratio by concept)", "nc1_trace", "word-nc1"),
-        ],
+        {**_reported("fig3", _ACC), **_reported("no-wd-fig3", {"collapse": "collapse_type"})},
         quick_seconds=30,
-        medium_seconds=7200,
-        full_seconds=NO_WD_GPU_SECONDS,
-        note=_FIVE_MILLION,
     ),
-    Claim(
-        id="feature-collapse/no-wd-fig6a",
-        paper=PAPER,
-        where="App. A.1 Fig. 6a",
-        claim="Without weight decay h on the large Zipf training set still generalises and its "
+    _no_wd_collapse(
+        "no-wd-fig6a",
+        "App. A.1 Fig. 6a",
+        "Without weight decay h on the large Zipf training set still generalises and its "
         "embeddings collapse in direction, with norms growing with frequency (type-III).",
-        runs=_run("no-wd-fig4a"),
-        measured={
-            "test accuracy": "test_acc",
+        "no-wd-fig4a",
+        "type-III",
+        ("word directional NC1", "dir_nc1", "word-dir-nc1"),
+        {
             "word directional NC1": "embedding_metrics.words.dir_nc1",
             "untrained word directional NC1": "untrained.word_dir_nc1",
             "Spearman(norm, frequency)": "embedding_metrics.words.spearman_norm_freq",
         },
-        paper_values=_reported("no-wd-fig4a", {**_ACC, "collapse": "collapse_type"}),
-        checks=[
-            _acc(),
-            _collapse("main", "type-III"),
-            *_variability("word directional NC1", "dir_nc1", "word-dir-nc1"),
-            _NORM_FOLLOWS_FREQUENCY,
-        ],
+        _reported("no-wd-fig4a", {**_ACC, "collapse": "collapse_type"}),
         quick_seconds=35,
-        medium_seconds=7200,
-        full_seconds=NO_WD_GPU_SECONDS,
-        note=_FIVE_MILLION,
+        more=(_NORM_FOLLOWS_FREQUENCY,),
     ),
     Claim(
         id="feature-collapse/learnable-ln",

@@ -19,7 +19,7 @@ from ...experiments.ufm.config import COLLAPSED, REACHED_GAP
 from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import Check, Equals, Principle, ours, sanity
 from ..registry import Claim, RunSpec
-from .tirer_bruna import EXACT, EXP, PAPER, QUARTIC
+from .tirer_bruna import EXACT, EXP, PAPER, QUARTIC, _limit_frame, _rate
 
 #: two levels' NC1 rates (or values) are "similar" within this factor and "differ" beyond it
 SIMILAR = 2.0
@@ -416,22 +416,7 @@ CLAIMS.append(
         },
         paper_values={"limit": "only an attenuation of the collapsed features' weights"},
         checks=[
-            Check(
-                "gap slope <= -0.4",
-                path="slope",
-                op="<=",
-                value=-0.4,
-                name="slope-max",
-                ours=FINITE_N_EXTENDED,
-            ),
-            Check(
-                "gap slope >= -0.6",
-                path="slope",
-                op=">=",
-                value=-0.6,
-                name="slope-min",
-                ours=FINITE_N_EXTENDED,
-            ),
+            *_rate(FINITE_N_EXTENDED),
             Check(
                 "the scale of W2W1 at the largest n within 5e-3 of the limit's c (relative)",
                 path="largest_n.scale_gap",
@@ -447,22 +432,7 @@ CLAIMS.append(
                 ref="collapsed_scale",
                 name="attenuated",
             ),
-            Check(
-                "NC2^OF of W2W1 (largest n) <= 0.02",
-                path="largest_n.nc2_w_of",
-                op="<=",
-                value=0.02,
-                name="largest_n.nc2_w_of",
-                ours=FINITE_N_EXTENDED,
-            ),
-            Check(
-                "NC3^OF of W2W1 and H̄ (largest n) <= 0.05",
-                path="largest_n.nc3_of",
-                op="<=",
-                value=0.05,
-                name="largest_n.nc3_of",
-                ours=FINITE_N_EXTENDED,
-            ),
+            *_limit_frame("largest_n", "W2W1", FINITE_N_EXTENDED),
             sanity(
                 Check(
                     "GD reaches the minimum of the convex problem over W2W1 (relative gap "
