@@ -20,9 +20,12 @@ from ...experiments.feature_collapse.presets import PAPER as REPORTED
 from ...experiments.feature_collapse.presets import PRESETS
 from ..checks import Check, Equals, Principle, Ratio, ours
 from ..registry import Claim, RunSpec
+from ._common import claims_of
 
 PAPER = "Feature Collapse (Laurent, von Brecht & Bresson, ICLR 2024)"
 EXP = "feature-collapse"
+#: a claim of this paper (its id prefix ``feature-collapse/``)
+fc_claim = claims_of(PAPER, "feature-collapse")
 
 
 def _reported(figure: str, labels: Mapping[str, str]) -> dict[str, Any]:
@@ -105,11 +108,12 @@ THEOREM_WHY = ours(
 )
 
 
-def _theorem(what: str, path: str, thm: int, rtol: float, name: str) -> Check:
-    """``what`` (at ``path``) within ``rtol`` of Theorem ``thm``'s value (at ``theory.<same>``)."""
+def _theorem(what: str, path: str, thm: int, rtol: float, name: str, case: str = "") -> Check:
+    """``what`` (at ``path``) within ``rtol`` of Theorem ``thm``'s value (at ``theory.<same>``);
+    ``case``: the setting it is read in, where the claim names it."""
     ref = "theory." + path.removesuffix("_mean")
     return Check(
-        f"{what} within {rtol * 100:g} % of Theorem {thm}",
+        f"{what} within {rtol * 100:g} % of Theorem {thm}" + (f" ({case})" if case else ""),
         path=path,
         op="~",
         ref=ref,
@@ -244,6 +248,12 @@ _FIVE_MILLION = (
 NO_WD_GPU_SECONDS = 3 * 900
 
 
+def _figure(preset: str, where: str, claim: str, **fields: Any) -> Claim:
+    """The claim of a figure (or a section's number), named and run after its preset
+    (:func:`_run`); ``fields``: the rest of the claim."""
+    return fc_claim(preset, where, claim, runs=_run(preset), **fields)
+
+
 def _h_vs_h_star(
     id: str,
     where: str,
@@ -258,11 +268,10 @@ def _h_vs_h_star(
     ``presets``: h's, h*'s and the figure that prints h's accuracy; ``measured``: read beside
     the two accuracies; ``rest``: the claim's other fields (run times, theory, note)."""
     h, h_star, figure = presets
-    return Claim(
-        id=f"feature-collapse/{id}",
-        paper=PAPER,
-        where=where,
-        claim=claim,
+    return fc_claim(
+        id,
+        where,
+        claim,
         runs=_h_and_h_star(h, h_star),
         measured={
             "h test accuracy": "h:test_acc",
@@ -291,11 +300,10 @@ def _no_wd_collapse(
     paper's 5 million SGD iterations at full scale) still generalises and collapses as with it:
     collapse type ``kind``, the word ``variability`` (``what, key, name`` of :func:`_variability`)
     far below the untrained network's, and the ``more`` checks of its figure."""
-    return Claim(
-        id=f"feature-collapse/{id}",
-        paper=PAPER,
-        where=where,
-        claim=claim,
+    return fc_claim(
+        id,
+        where,
+        claim,
         runs=_run(preset),
         measured={**_ACC, **measured},
         paper_values=paper_values,
@@ -308,18 +316,15 @@ def _no_wd_collapse(
 
 
 CLAIMS: list[Claim] = [
-    Claim(
-        id="feature-collapse/fig3",
-        paper=PAPER,
-        where="§2.1 Fig. 3, §3.1 Theorem 1",
-        claim="With uniform word frequencies, h generalises perfectly and its weights form a type-I "
+    _figure(
+        "fig3",
+        "§2.1 Fig. 3, §3.1 Theorem 1",
+        "With uniform word frequencies, h generalises perfectly and its weights form a type-I "
         f"collapse whose word-embedding norm matches Theorem 1 ({_FIG3['word_norm_mean']:g} ± "
         f"{_FIG3['word_norm_std']:g} measured vs {_FIG3['theory_word_norm']:g} predicted).",
-        runs=_run("fig3"),
         measured={
-            "test accuracy": "test_acc",
-            "mean word norm": "word_norm_mean",
-            "std word norm": "word_norm_std",
+            **_ACC,
+            **_NORMS,
             "mean u norm": "u_norm_mean",
             "word directional NC1": "embedding_metrics.words.dir_nc1",
         },
@@ -334,18 +339,15 @@ CLAIMS: list[Claim] = [
         quick_seconds=5,
         full_seconds=1800,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
     ),
-    Claim(
-        id="feature-collapse/k50",
-        paper=PAPER,
-        where="§3.1",
-        claim="With K = 50 classes and 100 sentences per class the word-embedding norm is "
+    _figure(
+        "k50",
+        "§3.1",
+        "With K = 50 classes and 100 sentences per class the word-embedding norm is "
         f"{_K50['word_norm_mean']:g} ± {_K50['word_norm_std']:g}, against "
         f"{_K50['theory_word_norm']:g} predicted by Theorem 1.",
-        runs=_run("k50"),
         measured={
-            "test accuracy": "test_acc",
-            "mean word norm": "word_norm_mean",
-            "std word norm": "word_norm_std",
+            **_ACC,
+            **_NORMS,
         },
         theory={"word norm (fc-thm1)": "theory.word_norm"},
         paper_values=_reported("k50", {**_NORMS, **_THM1}),
@@ -357,15 +359,13 @@ CLAIMS: list[Claim] = [
         # the recorded full run: 677 s for its last seed on a free core (3 seeds ~ 2000 s)
         full_seconds=2000,
     ),
-    Claim(
-        id="feature-collapse/fig3-ln",
-        paper=PAPER,
-        where="§2.1, Theorem 3",
-        claim="With uniform words, h* (LayerNorm) also generalises perfectly; its word "
+    _figure(
+        "fig3-ln",
+        "§2.1, Theorem 3",
+        "With uniform words, h* (LayerNorm) also generalises perfectly; its word "
         "representations and u vectors form a type-II collapse (Theorem 3).",
-        runs=_run("fig3-ln"),
         measured={
-            "test accuracy": "test_acc",
+            **_ACC,
             "mean u norm": "u_norm_mean",
             "representation norm": "rep_norm_mean",
         },
@@ -380,15 +380,13 @@ CLAIMS: list[Claim] = [
         medium_seconds=460,  # fig3-ln-medium: 146-157 s a seed (recorded, 3 seeds)
         full_seconds=4000,  # measured 2026-12-02: about 1.1 s an epoch of 50 steps (h*, LayerNorm) on one core, 3 seeds of 1200 epochs
     ),
-    Claim(
-        id="feature-collapse/fig4a",
-        paper=PAPER,
-        where="§2.2 Fig. 4a, Theorem 2",
-        claim="With Zipf word frequencies and a large training set, h generalises, its embeddings "
+    _figure(
+        "fig4a",
+        "§2.2 Fig. 4a, Theorem 2",
+        "With Zipf word frequencies and a large training set, h generalises, its embeddings "
         "collapse in direction only (type-III) and frequent words get larger norms.",
-        runs=_run("fig4a"),
         measured={
-            "test accuracy": "test_acc",
+            **_ACC,
             "Spearman(norm, frequency)": "embedding_metrics.words.spearman_norm_freq",
             "word norm CV": "embedding_metrics.words.norm_cv",
         },
@@ -459,14 +457,12 @@ CLAIMS: list[Claim] = [
         quick_seconds=35,
         more=(_NORM_FOLLOWS_FREQUENCY,),
     ),
-    Claim(
-        id="feature-collapse/learnable-ln",
-        paper=PAPER,
-        where="App. A.2 Fig. 7",
-        claim="With a learnable LayerNorm, h* on the small Zipf training set still collapses.",
-        runs=_run("learnable-ln"),
+    _figure(
+        "learnable-ln",
+        "App. A.2 Fig. 7",
+        "With a learnable LayerNorm, h* on the small Zipf training set still collapses.",
         measured={
-            "test accuracy": "test_acc",
+            **_ACC,
             "representation directional NC1": "embedding_metrics.words.dir_nc1",
         },
         paper_values=_reported("learnable-ln", {"collapse": "collapse_type"}),

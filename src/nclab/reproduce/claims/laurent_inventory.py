@@ -19,6 +19,7 @@ from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import Check, Equals, Principle, Ratio, ours, sanity
 from ..registry import Claim, RunSpec
 from .laurent import (
+    _ACC,
     ACC_WHY,
     EXP,
     NO_WD,
@@ -177,7 +178,7 @@ CLAIMS: list[Claim] = [
         measured={
             "words: σ3/σ1": "pca_singular_values.words_third_over_first",
             "u: σ3/σ1": "pca_singular_values.u_third_over_first",
-            "test accuracy": "test_acc",
+            **_ACC,
         },
         paper_values={
             "words: σ1, σ2, σ3": ", ".join(f"{v:g}" for v in _FIG3["pca_words"]),
@@ -212,7 +213,7 @@ CLAIMS: list[Claim] = [
         claim="With Zipf word frequencies and the large training set (500 sentences per class) "
         f"h* (LayerNorm) is also {REPORTED['fig4a-ln']['test_acc']:.0%} accurate at test time.",
         runs=_run("fig4a-ln"),
-        measured={"test accuracy": "test_acc", "collapse type": "collapse_type"},
+        measured={**_ACC, "collapse type": "collapse_type"},
         paper_values={"test accuracy": REPORTED["fig4a-ln"]["test_acc"]},
         checks=[_acc()],
         quick_seconds=10,
@@ -532,7 +533,7 @@ CLAIMS: list[Claim] = [
             "mean std/mean of the u norms of one concept in one class": (
                 "u_vs_sampled_freq.u_norm_cv_within"
             ),
-            "test accuracy": "test_acc",
+            **_ACC,
         },
         paper_values={"u_{k,1}, u_{k,3}": "different magnitudes, from the sampled frequencies"},
         checks=[

@@ -20,7 +20,7 @@ from ...experiments.protocol import Validity
 from ..checks import AnyCheck, Check, Equals, Principle, beyond, compare, ours, sanity
 from ..registry import Claim
 from ._common import main_run
-from .laurent import NO_WD, NO_WD_GPU_SECONDS, PAPER, THEOREM_WHY, THM2_SMALL
+from .laurent import NO_WD, NO_WD_GPU_SECONDS, PAPER, THM2_SMALL, _theorem, fc_claim
 from .laurent import _spec as _fc_run
 
 EXP = "fc-lemmas"
@@ -106,11 +106,10 @@ def _claim(
     seconds: float = 45.0,
     note: str = "",
 ) -> Claim:
-    return Claim(
-        id=f"feature-collapse/{id}",
-        paper=PAPER,
-        where=where,
-        claim=claim,
+    return fc_claim(
+        id,
+        where,
+        claim,
         runs=main_run(EXP, "lemmas-quick", "lemmas", _NO_PAPER, *valid),
         measured=measured,
         checks=list(checks),
@@ -753,15 +752,7 @@ CLAIMS += [
         theory={"u norm (fc-thm3)": "theory.u_norm"},
         paper_values={"c": "Theorem 3 (any μ)"},
         checks=[
-            Check(
-                "mean u norm within 10 % of Theorem 3 (Zipf words)",
-                path="u_norm_mean",
-                op="~",
-                ref="theory.u_norm",
-                rtol=0.10,
-                name="u-norm-thm3-zipf",
-                ours=THEOREM_WHY,
-            ),
+            _theorem("mean u norm", "u_norm_mean", 3, 0.10, "u-norm-thm3-zipf", "Zipf words"),
         ],
         quick_seconds=40,
         medium_seconds=220,
