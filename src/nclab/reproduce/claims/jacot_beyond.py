@@ -9,6 +9,7 @@ Length: six claims, each with its checks and the reasons for their thresholds.
 
 from __future__ import annotations
 
+from ...experiments.protocol import Validity
 from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import INTERPOLATES, Check, Principle, Ratio, beyond, ours, sanity
 from ..registry import Claim, RunSpec
@@ -75,6 +76,13 @@ LR_DEPTH_WHY = ours(
 #: the paper proves these bounds and runs no network on them: the networks that test them are ours
 _NO_RUN = "the paper proves these bounds and runs no network on them"
 
+
+def _bounds_run(preset: str, *valid: Validity) -> dict[str, RunSpec]:
+    """The network of ours a claim tests proved bounds on: ``linear-head``'s ``<preset>-quick``
+    and ``preset`` (``valid``: :func:`~._common.main_run`'s)."""
+    return main_run("linear-head", f"{preset}-quick", preset, _NO_RUN, *valid)
+
+
 CLAIMS = [
     Claim(
         id="jacot/conditioning-minimiser",
@@ -84,9 +92,7 @@ CLAIMS = [
         "linear head: kappa(W_(L:L1+1)) <= (17); at a global minimiser of the regularised loss with "
         "lambda <= eps1^2 / (K L2 + c) (c: the norm of a nonlinear part with Z_L1 = Y), "
         "kappa(W_(L:L1+1)) and kappa(W_L) = kappa(W_(L:L1+1))^(1/L2) obey (18).",
-        runs=main_run(
-            "linear-head", "conditioning-minimiser-quick", "conditioning-minimiser", _NO_RUN
-        ),
+        runs=_bounds_run("conditioning-minimiser"),
         measured={
             "kappa(W_(L:L1+1))": "derived.cond_kappa_product",
             "kappa(W_L)": "derived.cond_kappa_wl",
@@ -180,7 +186,7 @@ CLAIMS = [
         "for every M <= L2 some layer l <= L1 + M has kappa(W_(L:l)) <= sqrt(C L2) K r / "
         "(sqrt(M) (s_K(Y) - eps1)); at interpolation the loss Hessian's top eigenvalue is "
         "||Theta||_op + O(eps1) + O(lambda) (19).",
-        runs=main_run("linear-head", "ntk-bound-quick", "ntk-bound", _NO_RUN),
+        runs=_bounds_run("ntk-bound"),
         measured={
             "||Theta||_op (all parameters)": "derived.ntk_op",
             "||Theta||_op (linear head only)": "derived.ntk_op_head",
@@ -479,7 +485,7 @@ CLAIMS = [
         claim="On a network that interpolates closely with a well-balanced linear head and bounded "
         "representations, all four bounds of Theorem 3.1 apply and hold: NC1 (2), kappa(W_L) (3), "
         "NC2 (4) and NC3 (5).",
-        runs=main_run("linear-head", "thm31-bounds-quick", "thm31-bounds", _NO_RUN),
+        runs=_bounds_run("thm31-bounds"),
         measured={
             "NC1 of Z_(L-1)": "certificate.measured.nc1_trace",
             "kappa(W_L)": "certificate.measured.kappa_wl",
