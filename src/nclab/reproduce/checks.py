@@ -14,7 +14,8 @@ test can make every check fail by perturbing the summary paths it declares (:met
 * :class:`Equals`: every path holds ``expected`` (a string, or a bool compared by identity).
   Reports the value(s) read and ``threshold = expected``.
 
-Checks several papers' claims share are built by :func:`at_most` and :func:`interpolates`.
+Checks several papers' claims share are built by :func:`compare`, :func:`at_most` and
+:func:`interpolates`.
 
 A threshold is the paper's number or ours. ``ours`` holds, for a value we chose (a tolerance, a
 factor standing for the paper's "significantly", a numerical precision), the reason for the value;
@@ -381,24 +382,28 @@ def beyond(chk: AnyCheck) -> AnyCheck:
     return replace(chk, kind=BEYOND)
 
 
-def at_most(
-    path: str, value: float, what: str | None = None, *, ours: str = "", source: str = ""
-) -> Check:
+def compare(path: str, op: str, value: float, what: str | None = None, **declared: Any) -> Check:
+    """``path op value`` against a fixed value, described as ``"<what or path> <op> <value>"``
+    and named after its path unless ``declared`` names it; ``declared``: the rest of what a check
+    declares (``name``, ``ours`` / ``source``, ``depends_on``, ``of``, ``reading``: :class:`Check`).
+
+    >>> chk = compare("slope", ">=", -1.25, "exponent", name="exponent-above")
+    >>> chk.describe, chk.name
+    ('exponent >= -1.25', 'exponent-above')
+    """
+    declared.setdefault("name", path)
+    return Check(f"{what or path} {op} {value:g}", path=path, op=op, value=value, **declared)
+
+
+def at_most(path: str, value: float, what: str | None = None, **declared: Any) -> Check:
     """``path <= value``, named after its path, described as ``"<what or path> <= <value>"``;
-    ``ours`` / ``source``: where the value comes from (:class:`Check`).
+    ``ours`` / ``source``: where the value comes from (:class:`Check`), and the rest of what a
+    check declares (:func:`compare`).
 
     >>> at_most("objective_gap", 1e-6, "relative objective gap").describe
     'relative objective gap <= 1e-06'
     """
-    return Check(
-        f"{what or path} <= {value:g}",
-        path=path,
-        op="<=",
-        value=value,
-        name=path,
-        ours=ours,
-        source=source,
-    )
+    return compare(path, "<=", value, what, **declared)
 
 
 def interpolates(path: str = "train_acc") -> Check:

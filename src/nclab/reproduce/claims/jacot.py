@@ -13,9 +13,11 @@ Length: one claim per figure and theorem of the paper, each check with its thres
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from ..checks import Check, Equals, Principle, Ratio, interpolates, ours, sanity
 from ..registry import Claim, RunSpec, Variant
+from ._common import claims_of, main_run
 
 PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
 
@@ -62,25 +64,35 @@ PHASES = ours(
 )
 
 
+def _figure_run(preset: str, full: str = "") -> dict[str, RunSpec]:
+    """The one run of a figure's claim: ``<preset>-quick`` and ``preset`` (quick and medium, on a
+    CPU) and the paper's setting ``full`` (GPU work; default ``<preset>-mnist-gpu``)."""
+    return {
+        "main": RunSpec(
+            "linear-head",
+            quick=f"{preset}-quick",
+            medium=preset,
+            full=full or f"{preset}-mnist-gpu",
+            full_needs_gpu=True,
+        )
+    }
+
+
+def _figure(preset: str, where: str, claim: str, **fields: Any) -> Claim:
+    """The claim of a §6 figure, named and run after its preset (:func:`_figure_run`);
+    ``fields``: the rest of the claim."""
+    return claims_of(PAPER, "jacot")(preset, where, claim, runs=_figure_run(preset), **fields)
+
+
 CLAIMS = [
-    Claim(
-        id="jacot/fig1-mlp",
-        paper=PAPER,
-        where="§6, Fig. 1; App. A, Fig. 4",
-        claim="Training a 9-layer MLP (5 nonlinear + 4 linear layers) with MSE and weight decay, NC1 "
+    _figure(
+        "fig1-mlp",
+        "§6, Fig. 1; App. A, Fig. 4",
+        "Training a 9-layer MLP (5 nonlinear + 4 linear layers) with MSE and weight decay, NC1 "
         "falls over training, NC2 improves layer by layer through the linear head, the linear "
         "layers become balanced (the balancedness of the nonlinear layers plateaus at a "
         "significantly larger value), and the class-mean "
         "Gram matrices approach a multiple of the identity.",
-        runs={
-            "main": RunSpec(
-                "linear-head",
-                quick="fig1-mlp-quick",
-                medium="fig1-mlp",
-                full="fig1-mlp-mnist-gpu",
-                full_needs_gpu=True,
-            )
-        },
         measured={
             "NC1 of Z_(L-1), first measurement": "derived.nc1_last_start",
             "NC1 of Z_(L-1), end": "derived.nc1_last",
@@ -170,21 +182,11 @@ CLAIMS = [
         note="CPU quick preset: MNIST-1D (100 per class), Adam, wd 5e-4, 300 epochs; the paper: "
         "MNIST, wd 0.0018, lr 0.001, 10000 epochs (fig1-mlp-mnist-gpu).",
     ),
-    Claim(
-        id="jacot/fig2-depth",
-        paper=PAPER,
-        where="§6, Fig. 2; App. A, Fig. 5",
-        claim="With 5 nonlinear layers and L2 linear layers, NC2 of the last hidden layer improves "
+    _figure(
+        "fig2-depth",
+        "§6, Fig. 2; App. A, Fig. 5",
+        "With 5 nonlinear layers and L2 linear layers, NC2 of the last hidden layer improves "
         "as L2 grows, while the input of the linear head gets slightly worse.",
-        runs={
-            "main": RunSpec(
-                "linear-head",
-                quick="fig2-depth-quick",
-                medium="fig2-depth",
-                full="fig2-depth-mnist-gpu",
-                full_needs_gpu=True,
-            )
-        },
         measured={
             "NC2 of Z_(L-1), L2 = 1": "by_depth.1.nc2_last",
             "NC2 of Z_(L-1), L2 = 3": "by_depth.3.nc2_last",
@@ -243,21 +245,11 @@ CLAIMS = [
             )
         ],
     ),
-    Claim(
-        id="jacot/fig3-nonlinear-depth",
-        paper=PAPER,
-        where="§6, Fig. 3",
-        claim="As the nonlinear part gets deeper (weight decay c / L), its layers become more "
+    _figure(
+        "fig3-nonlinear-depth",
+        "§6, Fig. 3",
+        "As the nonlinear part gets deeper (weight decay c / L), its layers become more "
         "balanced and less nonlinear: mean and min balancedness and negativity decrease.",
-        runs={
-            "main": RunSpec(
-                "linear-head",
-                quick="fig3-nonlinear-depth-quick",
-                medium="fig3-nonlinear-depth",
-                full="fig3-nonlinear-depth-mnist-gpu",
-                full_needs_gpu=True,
-            )
-        },
         measured={
             "mean balancedness, L1 = 4": "by_depth.4.balancedness_nonlinear_mean",
             "mean balancedness, L1 = 12": "by_depth.12.balancedness_nonlinear_mean",
@@ -327,14 +319,7 @@ CLAIMS = [
         "(phase 1) and the linear layers then become balanced (phase 2): for every pair of "
         "consecutive linear layers, ||W_(l+1)^T W_(l+1) - W_l W_l^T||_op decays by the exact "
         "factor (1 - eta lambda)^2 per step once the gradients are small.",
-        runs={
-            "main": RunSpec(
-                "linear-head",
-                quick="balancedness-rate-quick",
-                full="balancedness-rate",
-                no_paper=_NO_RUN,
-            )
-        },
+        runs=main_run("linear-head", "balancedness-rate-quick", "balancedness-rate", _NO_RUN),
         measured={
             "relative error of the linear pairs' log-rate (worst pair)": (
                 "derived.imbalance_rate_error_linear"
@@ -422,11 +407,7 @@ def _resnet20(
         id=new_id,
         where=f"{base.where} (ResNet20 backbone on CIFAR-10)",
         claim=claim,
-        runs={
-            "main": RunSpec(
-                "linear-head", quick=f"{cpu}-quick", medium=cpu, full=full, full_needs_gpu=True
-            )
-        },
+        runs=_figure_run(cpu, full),
         quick_seconds=quick_seconds,
         medium_seconds=medium_seconds,
         variants=[

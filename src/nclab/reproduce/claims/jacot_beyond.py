@@ -9,9 +9,11 @@ Length: six claims, each with its checks and the reasons for their thresholds.
 
 from __future__ import annotations
 
+from ...experiments.protocol import Validity
 from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import INTERPOLATES, Check, Principle, Ratio, beyond, ours, sanity
 from ..registry import Claim, RunSpec
+from ._common import main_run
 from .jacot import PAPER
 
 #: why the edge-of-stability checks allow 30 %
@@ -23,6 +25,25 @@ EOS_WHY = ours(
 
 #: the step sweeps diverge or stop fitting above the bound by design: every network is evidence
 _STEPS_SWEEP = ()
+#: the step bound of §5.2 is argued, not run
+_NO_LR_RUN = (
+    "the paper derives the bound from Prop. 5.3 and the edge of stability and runs no network on it"
+)
+
+
+def _steps_sweep(full: str, no_paper: str, overrides: dict | None = None) -> RunSpec:
+    """A sweep of the step from ``lr-bound-quick`` (``full`` at full scale, with ``overrides``),
+    every network of it evidence (:data:`_STEPS_SWEEP`)."""
+    return RunSpec(
+        "linear-head",
+        quick="lr-bound-quick",
+        validity=_STEPS_SWEEP,
+        full=full,
+        set=overrides or {},
+        no_paper=no_paper,
+    )
+
+
 #: the edge-of-stability claim's monotone readings (issue 50: §5.2 states a bound for some l)
 EOS_READING = ours(
     Principle.WORDS,
@@ -55,6 +76,13 @@ LR_DEPTH_WHY = ours(
 #: the paper proves these bounds and runs no network on them: the networks that test them are ours
 _NO_RUN = "the paper proves these bounds and runs no network on them"
 
+
+def _bounds_run(preset: str, *valid: Validity) -> dict[str, RunSpec]:
+    """The network of ours a claim tests proved bounds on: ``linear-head``'s ``<preset>-quick``
+    and ``preset`` (``valid``: :func:`~._common.main_run`'s)."""
+    return main_run("linear-head", f"{preset}-quick", preset, _NO_RUN, *valid)
+
+
 CLAIMS = [
     Claim(
         id="jacot/conditioning-minimiser",
@@ -64,14 +92,7 @@ CLAIMS = [
         "linear head: kappa(W_(L:L1+1)) <= (17); at a global minimiser of the regularised loss with "
         "lambda <= eps1^2 / (K L2 + c) (c: the norm of a nonlinear part with Z_L1 = Y), "
         "kappa(W_(L:L1+1)) and kappa(W_L) = kappa(W_(L:L1+1))^(1/L2) obey (18).",
-        runs={
-            "main": RunSpec(
-                "linear-head",
-                quick="conditioning-minimiser-quick",
-                full="conditioning-minimiser",
-                no_paper=_NO_RUN,
-            )
-        },
+        runs=_bounds_run("conditioning-minimiser"),
         measured={
             "kappa(W_(L:L1+1))": "derived.cond_kappa_product",
             "kappa(W_L)": "derived.cond_kappa_wl",
@@ -165,11 +186,7 @@ CLAIMS = [
         "for every M <= L2 some layer l <= L1 + M has kappa(W_(L:l)) <= sqrt(C L2) K r / "
         "(sqrt(M) (s_K(Y) - eps1)); at interpolation the loss Hessian's top eigenvalue is "
         "||Theta||_op + O(eps1) + O(lambda) (19).",
-        runs={
-            "main": RunSpec(
-                "linear-head", quick="ntk-bound-quick", full="ntk-bound", no_paper=_NO_RUN
-            )
-        },
+        runs=_bounds_run("ntk-bound"),
         measured={
             "||Theta||_op (all parameters)": "derived.ntk_op",
             "||Theta||_op (linear head only)": "derived.ntk_op_head",
@@ -237,14 +254,12 @@ CLAIMS = [
         "eigenvalue of the loss Hessian rises to about 2 / eta and hovers there; this bounds the "
         "NTK, which (Prop. 5.3) forces a well-conditioned linear head, so larger steps give a "
         "better-conditioned W_L and better NC2.",
-        runs={
-            "main": RunSpec(
-                "linear-head",
-                quick="edge-of-stability-quick",
-                full="edge-of-stability",
-                no_paper="the paper argues it from Cohen et al. (2021) and runs no network on it",
-            )
-        },
+        runs=main_run(
+            "linear-head",
+            "edge-of-stability-quick",
+            "edge-of-stability",
+            "the paper argues it from Cohen et al. (2021) and runs no network on it",
+        ),
         measured={
             "sharpness x eta / 2, late, eta_0 = 1.5 (eta = 0.5)": "by_lr[lr0=1.5].eos_ratio_late",
             "sharpness x eta / 2, late, eta_0 = 6": "by_lr[lr0=6].eos_ratio_late",
@@ -323,16 +338,7 @@ CLAIMS = [
         "parameters that eps1-interpolate with r-bounded weights have ||Theta||_op >= (20), so "
         "the step must be smaller than 2 r^2 K^2 / (L2 (s_K(Y) - eps1)^2) (nclab's loss: N K / 2 "
         "times that).",
-        runs={
-            "main": RunSpec(
-                "linear-head",
-                quick="lr-bound-quick",
-                validity=_STEPS_SWEEP,
-                full="lr-bound",
-                no_paper="the paper derives the bound from Prop. 5.3 and the edge of stability "
-                "and runs no network on it",
-            )
-        },
+        runs={"main": _steps_sweep("lr-bound", _NO_LR_RUN)},
         measured={
             "largest step of a stable eps1-interpolating network": "lr_bound.largest_stable_lr",
             "smallest larger step that diverged or did not interpolate": (
@@ -423,14 +429,10 @@ CLAIMS = [
         "largest step at which gradient descent still eps1-interpolates stably is not "
         "significantly larger than a constant over L2 as linear layers are added.",
         runs={
-            f"L2={k}": RunSpec(
-                "linear-head",
-                quick="lr-bound-quick",
-                validity=_STEPS_SWEEP,
-                full="lr-bound-quick",
-                set={"model.L2": k, "sweep_lrs": LR_DEPTH_ETA0},
-                no_paper="the paper derives the bound from Prop. 5.3 and the edge of stability "
-                "and runs no network on it: the depths and steps are ours",
+            f"L2={k}": _steps_sweep(
+                "lr-bound-quick",
+                f"{_NO_LR_RUN}: the depths and steps are ours",
+                {"model.L2": k, "sweep_lrs": LR_DEPTH_ETA0},
             )
             for k in LR_DEPTHS
         },
@@ -483,11 +485,7 @@ CLAIMS = [
         claim="On a network that interpolates closely with a well-balanced linear head and bounded "
         "representations, all four bounds of Theorem 3.1 apply and hold: NC1 (2), kappa(W_L) (3), "
         "NC2 (4) and NC3 (5).",
-        runs={
-            "main": RunSpec(
-                "linear-head", quick="thm31-bounds-quick", full="thm31-bounds", no_paper=_NO_RUN
-            )
-        },
+        runs=_bounds_run("thm31-bounds"),
         measured={
             "NC1 of Z_(L-1)": "certificate.measured.nc1_trace",
             "kappa(W_L)": "certificate.measured.kappa_wl",

@@ -9,7 +9,7 @@ untested: after Theorem 4.4, the time of GD to reach the bound, of order
 
 from __future__ import annotations
 
-from ..checks import Check, Principle, Ratio, at_most, interpolates, ours, sanity
+from ..checks import Check, Principle, Ratio, at_most, compare, interpolates, ours, sanity
 from ..registry import Claim, RunSpec
 from .jacot import PAPER
 
@@ -41,23 +41,10 @@ TS = "time_scaling"
 
 
 def _window(what: str, path: str, name: str) -> list[Check]:
+    """``what`` (at ``path``) within EXPONENT_TOL of the paper's exponent."""
     return [
-        Check(
-            f"{what} >= {EXPONENT - EXPONENT_TOL:g}",
-            path,
-            ">=",
-            EXPONENT - EXPONENT_TOL,
-            name=f"{name}-above",
-            ours=EXPONENT_WHY,
-        ),
-        Check(
-            f"{what} <= {EXPONENT + EXPONENT_TOL:g}",
-            path,
-            "<=",
-            EXPONENT + EXPONENT_TOL,
-            name=f"{name}-below",
-            ours=EXPONENT_WHY,
-        ),
+        compare(path, ">=", EXPONENT - EXPONENT_TOL, what, name=f"{name}-above", ours=EXPONENT_WHY),
+        compare(path, "<=", EXPONENT + EXPONENT_TOL, what, name=f"{name}-below", ours=EXPONENT_WHY),
     ]
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from ...experiments.protocol import Validity
 from ..checks import Check, Principle, beyond, ours
-from ..registry import Claim, RunSpec
+from ..registry import Claim
 from .jacot import PAPER
-from .jacot_beyond import _NO_RUN
+from .jacot_beyond import _bounds_run
 
 LEMMA_WHY = ours(
     Principle.THEORY,
@@ -26,12 +26,6 @@ WEYL_WHY = ours(
     "s_i the product's singular values; the check reads the larger of the two distances from "
     "κ(W_(L:L1+1))^(1/L2) to the bracket's ends, relative",
 )
-
-_RUN = {
-    "main": RunSpec(
-        "linear-head", quick="thm31-bounds-quick", full="thm31-bounds", no_paper=_NO_RUN
-    )
-}
 
 _MEASURED = {
     "‖(W_L W_Lᵀ)^L2 - W_(L:L1+1)W_(L:L1+1)ᵀ‖_op": "certificate.lemma_c2.lhs",
@@ -51,18 +45,6 @@ _BRACKETED = Validity(
 )
 
 
-def _run(*valid: Validity) -> dict[str, RunSpec]:
-    return {
-        "main": RunSpec(
-            "linear-head",
-            quick="thm31-bounds-quick",
-            full="thm31-bounds",
-            no_paper=_NO_RUN,
-            validity=tuple(valid) if valid else None,
-        )
-    }
-
-
 CLAIMS: list[Claim] = [
     Claim(
         id="jacot/lemma-c2",
@@ -71,7 +53,7 @@ CLAIMS: list[Claim] = [
         claim="If the linear head is approximately balanced (ε2) with ‖W_l‖_op <= r, then "
         "‖(W_L W_Lᵀ)^L2 - W_(L:L1+1)W_(L:L1+1)ᵀ‖_op <= L2²/2 · ε2 · r^(2(L2-1)): on the trained "
         "network of Theorem 3.1's certificate.",
-        runs=_run(),
+        runs=_bounds_run("thm31-bounds"),
         measured=_MEASURED,
         paper_values={"Lemma C.2": "a bound (proved)"},
         checks=[
@@ -111,7 +93,7 @@ CLAIMS: list[Claim] = [
         claim="Balancedness gives κ(W_L) = κ(W_(L:L1+1))^(1/L2) (§5); for an approximately "
         "balanced head it holds within the perturbation Lemma C.2 allows: on the trained network "
         "of Theorem 3.1's certificate.",
-        runs=_run(_BRACKETED),
+        runs=_bounds_run("thm31-bounds", _BRACKETED),
         measured={
             "κ(W_L)": "certificate.lemma_c2.kappa_wl",
             "κ(W_(L:L1+1))^(1/L2)": "certificate.lemma_c2.kappa_root",

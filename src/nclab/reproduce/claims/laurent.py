@@ -20,9 +20,12 @@ from ...experiments.feature_collapse.presets import PAPER as REPORTED
 from ...experiments.feature_collapse.presets import PRESETS
 from ..checks import Check, Equals, Principle, Ratio, ours
 from ..registry import Claim, RunSpec
+from ._common import claims_of
 
 PAPER = "Feature Collapse (Laurent, von Brecht & Bresson, ICLR 2024)"
 EXP = "feature-collapse"
+#: a claim of this paper (its id prefix ``feature-collapse/``)
+fc_claim = claims_of(PAPER, "feature-collapse")
 
 
 def _reported(figure: str, labels: Mapping[str, str]) -> dict[str, Any]:
@@ -36,22 +39,35 @@ def _percent(fraction: float) -> str:
     return f"{fraction * 100:g} %"
 
 
-def _run(preset: str) -> dict[str, RunSpec]:
-    """The one run of a claim: ``<preset>-quick``, ``<preset>-medium`` where it exists (the full
+def _spec(preset: str) -> RunSpec:
+    """The run of ``preset``: ``<preset>-quick``, ``<preset>-medium`` where it exists (the full
     run is GPU work, as the no-weight-decay presets' 5 M iterations, about 14 h a seed on one CPU
     core, or more than an hour of CPU for 3 seeds), ``preset``."""
     no_wd = preset.startswith("no-wd-")
     medium = f"{preset}-medium" if f"{preset}-medium" in PRESETS else None
-    return {
-        "main": RunSpec(
-            EXP, quick=f"{preset}-quick", medium=medium, full=preset, full_needs_gpu=no_wd
-        )
-    }
+    return RunSpec(EXP, quick=f"{preset}-quick", medium=medium, full=preset, full_needs_gpu=no_wd)
+
+
+def _run(preset: str) -> dict[str, RunSpec]:
+    """The one run of a claim (alias ``main``): :func:`_spec`'s."""
+    return {"main": _spec(preset)}
 
 
 def _h_and_h_star(h: str, h_star: str) -> dict[str, RunSpec]:
     """The two networks of a comparison, h (no LayerNorm) and h* (LayerNorm), run as ``_run``."""
-    return {"h": _run(h)["main"], "h_star": _run(h_star)["main"]}
+    return {"h": _spec(h), "h_star": _spec(h_star)}
+
+
+#: the four networks of App. A.1 (no weight decay), by their presets
+NO_WD = ("no-wd-fig3", "no-wd-fig4a", "no-wd-fig4b", "no-wd-fig4c")
+#: the run where Theorem 2 applies (all K = nc^L latent variables, λ below its bound)
+THM2_SMALL = RunSpec(
+    EXP,
+    quick="thm2-small-quick",
+    full="thm2-small",
+    no_paper="Theorem 2 needs K = nc^L; the paper's runs (K = 1000, L = 15) are not such a case "
+    "and it runs none that is",
+)
 
 
 def _collapse(alias: str, kind: str) -> Equals:
@@ -92,11 +108,12 @@ THEOREM_WHY = ours(
 )
 
 
-def _theorem(what: str, path: str, thm: int, rtol: float, name: str) -> Check:
-    """``what`` (at ``path``) within ``rtol`` of Theorem ``thm``'s value (at ``theory.<same>``)."""
+def _theorem(what: str, path: str, thm: int, rtol: float, name: str, case: str = "") -> Check:
+    """``what`` (at ``path``) within ``rtol`` of Theorem ``thm``'s value (at ``theory.<same>``);
+    ``case``: the setting it is read in, where the claim names it."""
     ref = "theory." + path.removesuffix("_mean")
     return Check(
-        f"{what} within {rtol * 100:g} % of Theorem {thm}",
+        f"{what} within {rtol * 100:g} % of Theorem {thm}" + (f" ({case})" if case else ""),
         path=path,
         op="~",
         ref=ref,
@@ -231,19 +248,83 @@ _FIVE_MILLION = (
 NO_WD_GPU_SECONDS = 3 * 900
 
 
+def _figure(preset: str, where: str, claim: str, **fields: Any) -> Claim:
+    """The claim of a figure (or a section's number), named and run after its preset
+    (:func:`_run`); ``fields``: the rest of the claim."""
+    return fc_claim(preset, where, claim, runs=_run(preset), **fields)
+
+
+def _h_vs_h_star(
+    id: str,
+    where: str,
+    claim: str,
+    presets: tuple[str, str, str],
+    points: int,
+    measured: dict[str, str] | None = None,
+    **rest: Any,
+) -> Claim:
+    """Fig. 4b/4c, with weight decay or without (App. A.1): on the small Zipf training set h*
+    beats h by ``points`` and collapses, h does not and stays at the paper's accuracy.
+    ``presets``: h's, h*'s and the figure that prints h's accuracy; ``measured``: read beside
+    the two accuracies; ``rest``: the claim's other fields (run times, theory, note)."""
+    h, h_star, figure = presets
+    return fc_claim(
+        id,
+        where,
+        claim,
+        runs=_h_and_h_star(h, h_star),
+        measured={
+            "h test accuracy": "h:test_acc",
+            "h* test accuracy": "h_star:test_acc",
+            **(measured or {}),
+        },
+        paper_values=_h_and_h_star_acc(h, h_star),
+        checks=[*_h_star_beats_h(points), _h_acc_paper(REPORTED[h]["test_acc"], figure)],
+        **rest,
+    )
+
+
+def _no_wd_collapse(
+    id: str,
+    where: str,
+    claim: str,
+    preset: str,
+    kind: str,
+    variability: tuple[str, str, str],
+    measured: dict[str, str],
+    paper_values: dict[str, Any],
+    quick_seconds: float,
+    more: tuple[Check, ...] = (),
+) -> Claim:
+    """App. A.1: a network of a main-text figure trained without weight decay (``preset``: the
+    paper's 5 million SGD iterations at full scale) still generalises and collapses as with it:
+    collapse type ``kind``, the word ``variability`` (``what, key, name`` of :func:`_variability`)
+    far below the untrained network's, and the ``more`` checks of its figure."""
+    return fc_claim(
+        id,
+        where,
+        claim,
+        runs=_run(preset),
+        measured={**_ACC, **measured},
+        paper_values=paper_values,
+        checks=[_acc(), _collapse("main", kind), *_variability(*variability), *more],
+        quick_seconds=quick_seconds,
+        medium_seconds=7200,
+        full_seconds=NO_WD_GPU_SECONDS,
+        note=_FIVE_MILLION,
+    )
+
+
 CLAIMS: list[Claim] = [
-    Claim(
-        id="feature-collapse/fig3",
-        paper=PAPER,
-        where="§2.1 Fig. 3, §3.1 Theorem 1",
-        claim="With uniform word frequencies, h generalises perfectly and its weights form a type-I "
+    _figure(
+        "fig3",
+        "§2.1 Fig. 3, §3.1 Theorem 1",
+        "With uniform word frequencies, h generalises perfectly and its weights form a type-I "
         f"collapse whose word-embedding norm matches Theorem 1 ({_FIG3['word_norm_mean']:g} ± "
         f"{_FIG3['word_norm_std']:g} measured vs {_FIG3['theory_word_norm']:g} predicted).",
-        runs=_run("fig3"),
         measured={
-            "test accuracy": "test_acc",
-            "mean word norm": "word_norm_mean",
-            "std word norm": "word_norm_std",
+            **_ACC,
+            **_NORMS,
             "mean u norm": "u_norm_mean",
             "word directional NC1": "embedding_metrics.words.dir_nc1",
         },
@@ -258,18 +339,15 @@ CLAIMS: list[Claim] = [
         quick_seconds=5,
         full_seconds=1800,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
     ),
-    Claim(
-        id="feature-collapse/k50",
-        paper=PAPER,
-        where="§3.1",
-        claim="With K = 50 classes and 100 sentences per class the word-embedding norm is "
+    _figure(
+        "k50",
+        "§3.1",
+        "With K = 50 classes and 100 sentences per class the word-embedding norm is "
         f"{_K50['word_norm_mean']:g} ± {_K50['word_norm_std']:g}, against "
         f"{_K50['theory_word_norm']:g} predicted by Theorem 1.",
-        runs=_run("k50"),
         measured={
-            "test accuracy": "test_acc",
-            "mean word norm": "word_norm_mean",
-            "std word norm": "word_norm_std",
+            **_ACC,
+            **_NORMS,
         },
         theory={"word norm (fc-thm1)": "theory.word_norm"},
         paper_values=_reported("k50", {**_NORMS, **_THM1}),
@@ -281,15 +359,13 @@ CLAIMS: list[Claim] = [
         # the recorded full run: 677 s for its last seed on a free core (3 seeds ~ 2000 s)
         full_seconds=2000,
     ),
-    Claim(
-        id="feature-collapse/fig3-ln",
-        paper=PAPER,
-        where="§2.1, Theorem 3",
-        claim="With uniform words, h* (LayerNorm) also generalises perfectly; its word "
+    _figure(
+        "fig3-ln",
+        "§2.1, Theorem 3",
+        "With uniform words, h* (LayerNorm) also generalises perfectly; its word "
         "representations and u vectors form a type-II collapse (Theorem 3).",
-        runs=_run("fig3-ln"),
         measured={
-            "test accuracy": "test_acc",
+            **_ACC,
             "mean u norm": "u_norm_mean",
             "representation norm": "rep_norm_mean",
         },
@@ -304,15 +380,13 @@ CLAIMS: list[Claim] = [
         medium_seconds=460,  # fig3-ln-medium: 146-157 s a seed (recorded, 3 seeds)
         full_seconds=4000,  # measured 2026-12-02: about 1.1 s an epoch of 50 steps (h*, LayerNorm) on one core, 3 seeds of 1200 epochs
     ),
-    Claim(
-        id="feature-collapse/fig4a",
-        paper=PAPER,
-        where="§2.2 Fig. 4a, Theorem 2",
-        claim="With Zipf word frequencies and a large training set, h generalises, its embeddings "
+    _figure(
+        "fig4a",
+        "§2.2 Fig. 4a, Theorem 2",
+        "With Zipf word frequencies and a large training set, h generalises, its embeddings "
         "collapse in direction only (type-III) and frequent words get larger norms.",
-        runs=_run("fig4a"),
         measured={
-            "test accuracy": "test_acc",
+            **_ACC,
             "Spearman(norm, frequency)": "embedding_metrics.words.spearman_norm_freq",
             "word norm CV": "embedding_metrics.words.norm_cv",
         },
@@ -321,107 +395,74 @@ CLAIMS: list[Claim] = [
         quick_seconds=10,
         full_seconds=2400,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds + measuring
     ),
-    Claim(
-        id="feature-collapse/fig4b-vs-fig4c",
-        paper=PAPER,
-        where="§2.2 Fig. 4b/4c, Theorem 3",
-        claim="With Zipf frequencies and only 5 sentences per class, h fails to collapse and "
+    _h_vs_h_star(
+        "fig4b-vs-fig4c",
+        "§2.2 Fig. 4b/4c, Theorem 3",
+        "With Zipf frequencies and only 5 sentences per class, h fails to collapse and "
         f"generalises poorly ({_percent(_FIG4B_ACC)}) while h* collapses fully and stays at "
         f"{_percent(REPORTED['fig4c']['test_acc'])}.",
-        runs=_h_and_h_star("fig4b", "fig4c"),
-        measured={
-            "h test accuracy": "h:test_acc",
-            "h* test accuracy": "h_star:test_acc",
-            "h peak test accuracy": "h:peak_test_acc",
-        },
+        ("fig4b", "fig4c", "Fig. 4b"),
+        30,
+        {"h peak test accuracy": "h:peak_test_acc"},
         theory={"h* u norm (fc-thm3)": "h_star:theory.u_norm"},
-        paper_values=_h_and_h_star_acc("fig4b", "fig4c"),
-        checks=[
-            *_h_star_beats_h(30),
-            _h_acc_paper(_FIG4B_ACC, "Fig. 4b"),
-        ],
         quick_seconds=70,  # fig4b-quick (L-BFGS) + fig4c-quick (SGD, 38 s under load)
         # fig4b-medium (recorded: 621-1523 s a seed) + fig4c-medium (recorded: 70-73 s a seed)
         medium_seconds=3300,
         full_seconds=5300,  # 10 ms a step (K=1000, d=100, one core) x steps x 3 seeds
     ),
-    Claim(
-        id="feature-collapse/no-weight-decay",
-        paper=PAPER,
-        where="App. A.1 Fig. 6b/6c",
-        claim="Without weight decay the picture is the same: on the small Zipf training set h "
+    _h_vs_h_star(
+        "no-weight-decay",
+        "App. A.1 Fig. 6b/6c",
+        "Without weight decay the picture is the same: on the small Zipf training set h "
         f"reaches {_percent(_NO_WD_FIG4B_ACC)} test accuracy and h* "
         f"{_percent(REPORTED['no-wd-fig4c']['test_acc'])}.",
-        runs=_h_and_h_star("no-wd-fig4b", "no-wd-fig4c"),
-        measured={"h test accuracy": "h:test_acc", "h* test accuracy": "h_star:test_acc"},
-        paper_values=_h_and_h_star_acc("no-wd-fig4b", "no-wd-fig4c"),
-        checks=[*_h_star_beats_h(20), _h_acc_paper(_NO_WD_FIG4B_ACC, "Fig. 6b")],
+        ("no-wd-fig4b", "no-wd-fig4c", "Fig. 6b"),
+        20,
         quick_seconds=8,
         medium_seconds=7200,  # the -medium presets: 2 core-hours for 3 seeds (10 ms a step)
         full_seconds=2 * NO_WD_GPU_SECONDS,
         note=_FIVE_MILLION.replace("run is", "runs are"),
     ),
-    Claim(
-        id="feature-collapse/no-wd-fig3",
-        paper=PAPER,
-        where="App. A.1 Fig. 5",
-        claim="Without weight decay (5 million SGD iterations) h on the uniform Fig. 3 task still "
+    _no_wd_collapse(
+        "no-wd-fig3",
+        "App. A.1 Fig. 5",
+        "Without weight decay (5 million SGD iterations) h on the uniform Fig. 3 task still "
         "generalises perfectly and its weights form the same type-I collapse.",
-        runs=_run("no-wd-fig3"),
-        measured={
-            "test accuracy": "test_acc",
+        "no-wd-fig3",
+        "type-I",
+        ("word NC1 (tr ratio by concept)", "nc1_trace", "word-nc1"),
+        {
             "word NC1 (by concept)": "embedding_metrics.words.nc1_trace",
             "untrained word NC1": "untrained.word_nc1_trace",
             "word directional NC1": "embedding_metrics.words.dir_nc1",
         },
         # "virtually identical to Figure 3" (App. A.1): the accuracy is Fig. 3's
-        paper_values={
-            **_reported("fig3", _ACC),
-            **_reported("no-wd-fig3", {"collapse": "collapse_type"}),
-        },
-        checks=[
-            _acc(),
-            _collapse("main", "type-I"),
-            *_variability("word NC1 (tr ratio by concept)", "nc1_trace", "word-nc1"),
-        ],
+        {**_reported("fig3", _ACC), **_reported("no-wd-fig3", {"collapse": "collapse_type"})},
         quick_seconds=30,
-        medium_seconds=7200,
-        full_seconds=NO_WD_GPU_SECONDS,
-        note=_FIVE_MILLION,
     ),
-    Claim(
-        id="feature-collapse/no-wd-fig6a",
-        paper=PAPER,
-        where="App. A.1 Fig. 6a",
-        claim="Without weight decay h on the large Zipf training set still generalises and its "
+    _no_wd_collapse(
+        "no-wd-fig6a",
+        "App. A.1 Fig. 6a",
+        "Without weight decay h on the large Zipf training set still generalises and its "
         "embeddings collapse in direction, with norms growing with frequency (type-III).",
-        runs=_run("no-wd-fig4a"),
-        measured={
-            "test accuracy": "test_acc",
+        "no-wd-fig4a",
+        "type-III",
+        ("word directional NC1", "dir_nc1", "word-dir-nc1"),
+        {
             "word directional NC1": "embedding_metrics.words.dir_nc1",
             "untrained word directional NC1": "untrained.word_dir_nc1",
             "Spearman(norm, frequency)": "embedding_metrics.words.spearman_norm_freq",
         },
-        paper_values=_reported("no-wd-fig4a", {**_ACC, "collapse": "collapse_type"}),
-        checks=[
-            _acc(),
-            _collapse("main", "type-III"),
-            *_variability("word directional NC1", "dir_nc1", "word-dir-nc1"),
-            _NORM_FOLLOWS_FREQUENCY,
-        ],
+        _reported("no-wd-fig4a", {**_ACC, "collapse": "collapse_type"}),
         quick_seconds=35,
-        medium_seconds=7200,
-        full_seconds=NO_WD_GPU_SECONDS,
-        note=_FIVE_MILLION,
+        more=(_NORM_FOLLOWS_FREQUENCY,),
     ),
-    Claim(
-        id="feature-collapse/learnable-ln",
-        paper=PAPER,
-        where="App. A.2 Fig. 7",
-        claim="With a learnable LayerNorm, h* on the small Zipf training set still collapses.",
-        runs=_run("learnable-ln"),
+    _figure(
+        "learnable-ln",
+        "App. A.2 Fig. 7",
+        "With a learnable LayerNorm, h* on the small Zipf training set still collapses.",
         measured={
-            "test accuracy": "test_acc",
+            **_ACC,
             "representation directional NC1": "embedding_metrics.words.dir_nc1",
         },
         paper_values=_reported("learnable-ln", {"collapse": "collapse_type"}),

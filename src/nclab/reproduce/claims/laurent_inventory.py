@@ -18,7 +18,20 @@ from ...experiments.feature_collapse.presets import PAPER as REPORTED
 from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import Check, Equals, Principle, Ratio, ours, sanity
 from ..registry import Claim, RunSpec
-from .laurent import ACC_WHY, EXP, NO_WD_GPU_SECONDS, PAPER, _acc, _percent, _run, _theorem
+from .laurent import (
+    _ACC,
+    ACC_WHY,
+    EXP,
+    NO_WD,
+    NO_WD_GPU_SECONDS,
+    PAPER,
+    THM2_SMALL,
+    _acc,
+    _percent,
+    _run,
+    _spec,
+    _theorem,
+)
 
 _FIG3 = REPORTED["fig3"]
 #: the paper prints σ3 to one significant digit (0.001, 0.0003): the checks allow σ3 up to 1.5x the
@@ -51,7 +64,6 @@ NORM_WHY = ours(
     "whose sampled word frequencies differ from the true ones (the paper runs no such case)",
 )
 
-_NO_WD = ("no-wd-fig3", "no-wd-fig4a", "no-wd-fig4b", "no-wd-fig4c")
 _A1_LOSS = REPORTED["no-wd-fig3"]["train_loss_max"]
 
 
@@ -76,6 +88,13 @@ _NO_LANDSCAPE_RUN = (
     "the paper proves this and runs no experiment on it; the presets enumerate the true risk of "
     "a problem of all K = nc^L latent variables small enough for it"
 )
+
+
+def _landscape(preset: str) -> RunSpec:
+    """The ``fc-landscape`` run of ``preset`` (``<preset>-quick`` at quick scale)."""
+    return RunSpec(LANDSCAPE, quick=f"{preset}-quick", full=preset, no_paper=_NO_LANDSCAPE_RUN)
+
+
 #: why the gap tolerance is what it is (fc-landscape's train module derives it)
 GAP_WHY = ours(
     Principle.THEORY,
@@ -159,7 +178,7 @@ CLAIMS: list[Claim] = [
         measured={
             "words: σ3/σ1": "pca_singular_values.words_third_over_first",
             "u: σ3/σ1": "pca_singular_values.u_third_over_first",
-            "test accuracy": "test_acc",
+            **_ACC,
         },
         paper_values={
             "words: σ1, σ2, σ3": ", ".join(f"{v:g}" for v in _FIG3["pca_words"]),
@@ -194,7 +213,7 @@ CLAIMS: list[Claim] = [
         claim="With Zipf word frequencies and the large training set (500 sentences per class) "
         f"h* (LayerNorm) is also {REPORTED['fig4a-ln']['test_acc']:.0%} accurate at test time.",
         runs=_run("fig4a-ln"),
-        measured={"test accuracy": "test_acc", "collapse type": "collapse_type"},
+        measured={**_ACC, "collapse type": "collapse_type"},
         paper_values={"test accuracy": REPORTED["fig4a-ln"]["test_acc"]},
         checks=[_acc()],
         quick_seconds=10,
@@ -208,10 +227,10 @@ CLAIMS: list[Claim] = [
         where="App. A.1 (no weight decay, 5 million SGD iterations)",
         claim="Without weight decay, after training the empirical losses of all four networks "
         f"(Figs. 5, 6a, 6b, 6c) are below {_A1_LOSS:g}.",
-        runs={alias: _run(alias)["main"] for alias in _NO_WD},
-        measured={f"{alias}: final training loss": f"{alias}:train_loss" for alias in _NO_WD},
+        runs={alias: _spec(alias) for alias in NO_WD},
+        measured={f"{alias}: final training loss": f"{alias}:train_loss" for alias in NO_WD},
         paper_values={"final training loss": f"< {_A1_LOSS:g} for all networks"},
-        checks=[_loss_check(alias) for alias in _NO_WD],
+        checks=[_loss_check(alias) for alias in NO_WD],
         quick_seconds=75,
         medium_seconds=21_600,  # the four -medium presets: 2 + 2 + 1 + 1 core-hours
         full_seconds=4 * NO_WD_GPU_SECONDS,
@@ -227,15 +246,7 @@ CLAIMS: list[Claim] = [
         "configuration of Theorem 2: the embedding of the β-th word of each concept has the norm "
         "r_β and every u_{k,ℓ} the norm c that solve the system (7)-(8) (the conjectured global "
         "minimiser; the paper proves it critical).",
-        runs={
-            "main": RunSpec(
-                EXP,
-                quick="thm2-small-quick",
-                full="thm2-small",
-                no_paper="Theorem 2 needs K = nc^L; the paper's runs (K = 1000, L = 15) are not "
-                "such a case and it runs none that is",
-            )
-        },
+        runs={"main": THM2_SMALL},
         measured={
             "max over β of |‖w_β‖ - r_β| / r_β": "theory_rel_gap.word_norms_by_rank_max",
             "mean u norm": "u_norm_mean",
@@ -335,7 +346,7 @@ CLAIMS: list[Claim] = [
                 no_paper="the paper states the remark without a setting or a figure; the "
                 "presets are Fig. 4b's with the Zipf exponent 2 (ours)",
             ),
-            "paper_law": replace(_run("fig4b")["main"], medium="fig4b-medium"),
+            "paper_law": replace(_spec("fig4b"), medium="fig4b-medium"),
         },
         measured={
             "h test accuracy, μ_β ∝ β^-2": "steep:test_acc",
@@ -382,11 +393,7 @@ CLAIMS: list[Claim] = [
         claim="If d > min(nw, KL) the true risk R(W, U) of h has no spurious local minimisers: "
         "local minimisation from any random start ends at the global value, which for uniform "
         "words and all K = nc^L latent variables is Theorem 1's H(τ).",
-        runs={
-            "main": RunSpec(
-                LANDSCAPE, quick="no-spurious-quick", full="no-spurious", no_paper=_NO_LANDSCAPE_RUN
-            )
-        },
+        runs={"main": _landscape("no-spurious")},
         measured={
             "starts at the global value (per seed)": "main.at_global",
             "starts (per seed)": "main.starts",
@@ -438,17 +445,7 @@ CLAIMS: list[Claim] = [
         claim="Theorem 2's bound on λ is the natural one: above it the trivial solution "
         "(W, U) = (0, 0) is the only minimiser of the true risk (every local minimisation ends "
         "there), below it the minimiser is not zero.",
-        runs={
-            "above": RunSpec(
-                LANDSCAPE, quick="thm2-zero-quick", full="thm2-zero", no_paper=_NO_LANDSCAPE_RUN
-            ),
-            "below": RunSpec(
-                LANDSCAPE,
-                quick="thm2-nonzero-quick",
-                full="thm2-nonzero",
-                no_paper=_NO_LANDSCAPE_RUN,
-            ),
-        },
+        runs={"above": _landscape("thm2-zero"), "below": _landscape("thm2-nonzero")},
         measured={
             "λ / bound above": "above:lam_factor",
             "above: max over starts of ‖(W, U)‖_F": "above:main.norm_max",
@@ -536,7 +533,7 @@ CLAIMS: list[Claim] = [
             "mean std/mean of the u norms of one concept in one class": (
                 "u_vs_sampled_freq.u_norm_cv_within"
             ),
-            "test accuracy": "test_acc",
+            **_ACC,
         },
         paper_values={"u_{k,1}, u_{k,3}": "different magnitudes, from the sampled frequencies"},
         checks=[

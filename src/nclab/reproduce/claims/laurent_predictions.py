@@ -17,16 +17,11 @@ from collections.abc import Sequence
 
 from ...experiments.fc_lemmas.config import FLOAT_TOL
 from ...experiments.protocol import Validity
-from ..checks import AnyCheck, Check, Equals, Principle, beyond, ours, sanity
-from ..registry import Claim, RunSpec
-from .laurent import NO_WD_GPU_SECONDS, PAPER, THEOREM_WHY
-from .laurent import _run as _fc_runs
-
-
-def _fc_run(preset: str) -> RunSpec:
-    """The feature-collapse run of ``preset`` as the paper's other claims run it."""
-    return _fc_runs(preset)["main"]
-
+from ..checks import AnyCheck, Check, Equals, Principle, beyond, compare, ours, sanity
+from ..registry import Claim
+from ._common import main_run
+from .laurent import NO_WD, NO_WD_GPU_SECONDS, PAPER, THM2_SMALL, _theorem, fc_claim
+from .laurent import _spec as _fc_run
 
 EXP = "fc-lemmas"
 _NO_PAPER = (
@@ -66,41 +61,37 @@ def _global(network: str) -> Validity:
     )
 
 
-def _run(*valid: Validity) -> dict[str, RunSpec]:
-    return {
-        "main": RunSpec(
-            EXP,
-            quick="lemmas-quick",
-            full="lemmas",
-            no_paper=_NO_PAPER,
-            validity=tuple(valid) if valid else None,
-        )
-    }
-
-
 def _exact(describe: str, path: str, name: str, **kw) -> Check:
     """``path <= FLOAT_TOL``: an identity of the paper, to float64 precision."""
-    return Check(
-        f"{describe} <= {FLOAT_TOL:g}",
-        path=path,
-        op="<=",
-        value=FLOAT_TOL,
-        name=name,
-        ours=FLOAT_WHY,
-        depends_on=(),
-        **kw,
-    )
+    return compare(path, "<=", FLOAT_TOL, describe, name=name, ours=FLOAT_WHY, depends_on=(), **kw)
 
 
 def _strict(describe: str, path: str, name: str) -> Check:
     """``path > FLOAT_TOL``: a strict inequality of the paper, its smallest gap."""
+    return compare(path, ">", FLOAT_TOL, describe, name=name, ours=STRICT_WHY, depends_on=())
+
+
+def _at_global(alias: str, labels: dict[str, str]) -> dict[str, str]:
+    """What a claim on the global minimisers of network ``alias`` (``h`` or ``h_star``) reads:
+    how many starts end at the global value, then ``labels`` (label: key of ``alias``)."""
+    return {
+        "starts at the global value": f"{alias}.at_global",
+        **{label: f"{alias}.{key}" for label, key in labels.items()},
+    }
+
+
+def _within_stop(
+    alias: str, key: str, bound: str, describe: str, name: str, more: str = ""
+) -> Check:
+    """``<alias>.<key>`` at the global minimisers within ``<alias>.<bound>``, the bound L-BFGS's
+    stopping rule gives it (``more``: what the reason adds for this quantity)."""
     return Check(
-        f"{describe} > {FLOAT_TOL:g}",
-        path=path,
-        op=">",
-        value=FLOAT_TOL,
+        describe,
+        path=f"{alias}.{key}",
+        op="<=",
+        ref=f"{alias}.{bound}",
         name=name,
-        ours=STRICT_WHY,
+        ours=STOP_WHY + more,
         depends_on=(),
     )
 
@@ -115,12 +106,11 @@ def _claim(
     seconds: float = 45.0,
     note: str = "",
 ) -> Claim:
-    return Claim(
-        id=f"feature-collapse/{id}",
-        paper=PAPER,
-        where=where,
-        claim=claim,
-        runs=_run(*valid),
+    return fc_claim(
+        id,
+        where,
+        claim,
+        runs=main_run(EXP, "lemmas-quick", "lemmas", _NO_PAPER, *valid),
         measured=measured,
         checks=list(checks),
         paper_values={"statement": "proved (no number)"},
@@ -130,6 +120,33 @@ def _claim(
         note=note
         or "the quantities are computed by nclab run fc-lemmas (one run serves every "
         "claim of this module): see docs/feature-collapse.md, 'The appendix computed'.",
+    )
+
+
+def _in_n(lemma: str, where: str, claim: str, alias: str) -> Claim:
+    """Lemma G (h) and Lemma N (h*), one statement for two networks: the global minimisers of
+    the regularised risk of ``alias`` are in N (no part of Û common to every class)."""
+    return _claim(
+        lemma,
+        where,
+        claim,
+        _at_global(
+            alias,
+            {
+                "max ‖Σ_k Û_k‖_F / √K there": "mean_u_max",
+                "the stopping rule's bound on it": "mean_u_tolerance",
+            },
+        ),
+        [
+            _within_stop(
+                alias,
+                "mean_u_max",
+                "mean_u_tolerance",
+                "‖Σ_k Û_k‖_F / √K at the global minimisers within the stopping rule's bound",
+                "in-n",
+            )
+        ],
+        _global(alias),
     )
 
 
@@ -543,72 +560,40 @@ CLAIMS: list[Claim] = [
             ),
         ],
     ),
-    _claim(
+    _in_n(
         "lemma-g",
         "App. E.2, Lemma G",
         "Any global minimiser of the regularised risk (80) of h is in N (Σ_k Û_k = 0): at every "
         "start of L-BFGS on the true risk that ends at Theorem 1's value.",
-        {
-            "starts at the global value": "h.at_global",
-            "max ‖Σ_k Û_k‖_F / √K there": "h.mean_u_max",
-            "the stopping rule's bound on it": "h.mean_u_tolerance",
-        },
-        [
-            Check(
-                "‖Σ_k Û_k‖_F / √K at the global minimisers within the stopping rule's bound",
-                path="h.mean_u_max",
-                op="<=",
-                ref="h.mean_u_tolerance",
-                name="in-n",
-                ours=STOP_WHY,
-                depends_on=(),
-            )
-        ],
-        _global("h"),
+        "h",
     ),
-    _claim(
+    _in_n(
         "lemma-n",
         "App. F.2, Lemma N",
         "Any global minimiser of the regularised risk (114) of h* is in N (Σ_k Û_k = 0): at every "
         "start of L-BFGS on the true risk of h* that ends at Theorem 3's value.",
-        {
-            "starts at the global value": "h_star.at_global",
-            "max ‖Σ_k Û_k‖_F / √K there": "h_star.mean_u_max",
-            "the stopping rule's bound on it": "h_star.mean_u_tolerance",
-        },
-        [
-            Check(
-                "‖Σ_k Û_k‖_F / √K at the global minimisers within the stopping rule's bound",
-                path="h_star.mean_u_max",
-                op="<=",
-                ref="h_star.mean_u_tolerance",
-                name="in-n",
-                ours=STOP_WHY,
-                depends_on=(),
-            )
-        ],
-        _global("h_star"),
+        "h_star",
     ),
     _claim(
         "proposition-a",
         "App. E.2, Proposition A (ii)",
         "Under assumptions A and B, any minimiser of R (h) is in a type-I collapse configuration "
         "Ω^I_c: the ends of L-BFGS at the global value are rotations of Theorem 1's point.",
-        {
-            "starts at the global value": "h.at_global",
-            "max distance to Ω^I_c (Procrustes)": "h.omega_dist_max",
-            "the stopping rule's bound √n g / μ": "h.omega_tolerance",
-            "max R(end) - R*": "h.gap_max",
-        },
+        _at_global(
+            "h",
+            {
+                "max distance to Ω^I_c (Procrustes)": "omega_dist_max",
+                "the stopping rule's bound √n g / μ": "omega_tolerance",
+                "max R(end) - R*": "gap_max",
+            },
+        ),
         [
-            Check(
+            _within_stop(
+                "h",
+                "omega_dist_max",
+                "omega_tolerance",
                 "the global minimisers are in Ω^I_c (distance within √n g / μ)",
-                path="h.omega_dist_max",
-                op="<=",
-                ref="h.omega_tolerance",
-                name="in-omega",
-                ours=STOP_WHY,
-                depends_on=(),
+                "in-omega",
             )
         ],
         _global("h"),
@@ -619,21 +604,22 @@ CLAIMS: list[Claim] = [
         "Under assumptions A and B, any minimiser of R* (h*) is in a type-II collapse "
         "configuration Ω^II_c: the ends of L-BFGS at Theorem 3's value have φ(W) and U rotations "
         "(fixing 1_d) of its point.",
-        {
-            "starts at the global value": "h_star.at_global",
-            "max distance to Ω^II_c (Procrustes on φ(W), U)": "h_star.omega_dist_max",
-            "the stopping rule's bound (times LayerNorm's √d)": "h_star.omega_tolerance",
-        },
+        _at_global(
+            "h_star",
+            {
+                "max distance to Ω^II_c (Procrustes on φ(W), U)": "omega_dist_max",
+                "the stopping rule's bound (times LayerNorm's √d)": "omega_tolerance",
+            },
+        ),
         [
-            Check(
+            _within_stop(
+                "h_star",
+                "omega_dist_max",
+                "omega_tolerance",
                 "the global minimisers are in Ω^II_c (distance within the stopping rule's bound)",
-                path="h_star.omega_dist_max",
-                op="<=",
-                ref="h_star.omega_tolerance",
-                name="in-omega",
-                ours=STOP_WHY + "; for h* measured at rows rescaled as the theory's (φ is "
-                "invariant to a word's scale and shift), LayerNorm's Lipschitz constant √d there",
-                depends_on=(),
+                "in-omega",
+                "; for h* measured at rows rescaled as the theory's (φ is invariant to a word's "
+                "scale and shift), LayerNorm's Lipschitz constant √d there",
             )
         ],
         _global("h_star"),
@@ -650,25 +636,23 @@ CLAIMS: list[Claim] = [
             "h*: its bound": "h_star.equimargin_tolerance",
         },
         [
-            Check(
+            _within_stop(
+                "h",
+                "equimargin_max",
+                "equimargin_tolerance",
                 "h: the global minimisers are equimargin (spread within the bound the distance "
                 "bound gives)",
-                path="h.equimargin_max",
-                op="<=",
-                ref="h.equimargin_tolerance",
-                name="h-in-e",
-                ours=STOP_WHY + "; the margins are bilinear in (W, U), so they move by at most "
-                "2 (max ‖Û_k‖ + max ‖Wζ(x)‖) times the distance",
-                depends_on=(),
+                "h-in-e",
+                "; the margins are bilinear in (W, U), so they move by at most 2 (max ‖Û_k‖ + "
+                "max ‖Wζ(x)‖) times the distance",
             ),
-            Check(
+            _within_stop(
+                "h_star",
+                "equimargin_max",
+                "equimargin_tolerance",
                 "h*: the global minimisers are equimargin",
-                path="h_star.equimargin_max",
-                op="<=",
-                ref="h_star.equimargin_tolerance",
-                name="h-star-in-e",
-                ours=STOP_WHY + "; the margins are bilinear in (φ(W), U)",
-                depends_on=(),
+                "h-star-in-e",
+                "; the margins are bilinear in (φ(W), U)",
             ),
         ],
         _global("h"),
@@ -679,8 +663,6 @@ CLAIMS: list[Claim] = [
 
 # --- predictions read on the training runs (issue 50's weak proxies and untested remark) ------
 
-#: the four networks of App. A.1 (no weight decay), as feature-collapse/no-wd-loss runs them
-_NO_WD = ("no-wd-fig3", "no-wd-fig4a", "no-wd-fig4b", "no-wd-fig4c")
 #: why growth over the second half reads "no global minimum"
 GROWTH_WHY = ours(
     Principle.WORDS,
@@ -691,24 +673,20 @@ GROWTH_WHY = ours(
 )
 
 
-def _grows(alias: str, what: str, key: str) -> Check:
+#: what norm_growth reads (label, key): the mean word and u norms, the training loss
+_GROWTH = (("mean word norm", "w"), ("mean u norm", "u"), ("training loss", "loss"))
+
+
+def _second_half(alias: str, what: str, key: str, op: str) -> Check:
+    """``what`` of network ``alias`` still moving over the second half of training (its
+    ``norm_growth.<key>_ratio``, end / start): growing (``op`` ``>``) or falling (``<``)."""
+    verb = "grows" if op == ">" else "falls"
     return Check(
-        f"{alias}: the mean {what} norm still grows over the second half (end / start > 1)",
+        f"{alias}: {what} still {verb} over the second half (end / start {op} 1)",
         path=f"{alias}:norm_growth.{key}_ratio",
-        op=">",
+        op=op,
         value=1.0,
-        name=f"{alias}-{key}-grows",
-        ours=GROWTH_WHY,
-    )
-
-
-def _falls(alias: str) -> Check:
-    return Check(
-        f"{alias}: the training loss still falls over the second half (end / start < 1)",
-        path=f"{alias}:norm_growth.loss_ratio",
-        op="<",
-        value=1.0,
-        name=f"{alias}-loss-falls",
+        name=f"{alias}-{key}-{verb}",
         ours=GROWTH_WHY,
     )
 
@@ -722,27 +700,23 @@ CLAIMS += [
         "trained without it (App. A.1's four networks), the weights keep growing while the loss "
         "falls; with weight decay (Fig. 3's h) they settle.",
         runs={
-            **{alias: _fc_run(alias) for alias in _NO_WD},
+            **{alias: _fc_run(alias) for alias in NO_WD},
             "with_wd": _fc_run("fig3"),
         },
         measured={
             **{
-                f"{a}: mean word norm, end / mid-training": f"{a}:norm_growth.w_ratio"
-                for a in _NO_WD
-            },
-            **{f"{a}: mean u norm, end / mid-training": f"{a}:norm_growth.u_ratio" for a in _NO_WD},
-            **{
-                f"{a}: training loss, end / mid-training": f"{a}:norm_growth.loss_ratio"
-                for a in _NO_WD
+                f"{a}: {what}, end / mid-training": f"{a}:norm_growth.{key}_ratio"
+                for what, key in _GROWTH
+                for a in NO_WD
             },
             "with weight decay (fig3): mean u norm, end / mid-training": "with_wd:norm_growth.u_ratio",
         },
         paper_values={"minimum": "none without weight decay (remark)"},
         checks=[
-            *[_grows(a, "u_{k,ℓ}", "u") for a in _NO_WD],
+            *[_second_half(a, "the mean u_{k,ℓ} norm", "u", ">") for a in NO_WD],
             # h's word embeddings (h*'s LayerNorm makes their scale irrelevant: not judged there)
-            *[_grows(a, "word-embedding", "w") for a in _NO_WD[:3]],
-            *[_falls(a) for a in _NO_WD],
+            *[_second_half(a, "the mean word-embedding norm", "w", ">") for a in NO_WD[:3]],
+            *[_second_half(a, "the training loss", "loss", "<") for a in NO_WD],
             beyond(
                 Check(
                     "with weight decay (fig3's h, L-BFGS to the minimiser) the mean u norm "
@@ -778,15 +752,7 @@ CLAIMS += [
         theory={"u norm (fc-thm3)": "theory.u_norm"},
         paper_values={"c": "Theorem 3 (any μ)"},
         checks=[
-            Check(
-                "mean u norm within 10 % of Theorem 3 (Zipf words)",
-                path="u_norm_mean",
-                op="~",
-                ref="theory.u_norm",
-                rtol=0.10,
-                name="u-norm-thm3-zipf",
-                ours=THEOREM_WHY,
-            ),
+            _theorem("mean u norm", "u_norm_mean", 3, 0.10, "u-norm-thm3-zipf", "Zipf words"),
         ],
         quick_seconds=40,
         medium_seconds=220,
@@ -801,15 +767,7 @@ CLAIMS += [
         claim="Where Theorem 2 applies (all K = nc^L latent variables, λ below its bound: "
         "thm2-small), more frequent words receive larger embeddings: the mean norm of the β-th "
         "most frequent words falls strictly with β, and the norm follows the frequency.",
-        runs={
-            "main": RunSpec(
-                "feature-collapse",
-                quick="thm2-small-quick",
-                full="thm2-small",
-                no_paper="Theorem 2 needs K = nc^L; the paper's runs (K = 1000, L = 15) are not "
-                "such a case and it runs none that is",
-            )
-        },
+        runs={"main": THM2_SMALL},
         measured={
             "min over β of the relative fall of the rank's mean norm": "rank_norm_min_step",
             "Spearman(norm, frequency) over the words": (

@@ -33,7 +33,7 @@ from ...experiments.catalog import get_experiment
 from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import Check, Equals, Principle, at_most, ours, sanity
 from ..registry import Claim, RunSpec
-from .tirer_bruna import EXACT
+from .tirer_bruna import ETF, EXACT, OF, _metric_checks
 
 PAPER = (
     "Súkeník, Lampert & Mondelli, Neural Collapse is Globally Optimal in Deep Regularized "
@@ -47,6 +47,12 @@ ZHU = (
 EXP = "ufm"
 #: the appendix proves the optima; its GUFM instance (K, d, n, λ) and the solver are ours
 _PROOF_ONLY = "the appendix proves the optimum and reports no run of it"
+
+
+def _proof_run(preset: str) -> dict[str, RunSpec]:
+    """The one run (``main``) of a claim on an optimum the appendix proves: ``ufm``'s ``preset``
+    at every scale (an instance of ours)."""
+    return {"main": RunSpec(EXP, quick=preset, full=preset, no_paper=_PROOF_ONLY)}
 
 
 def _gufm(preset: str):
@@ -85,33 +91,79 @@ _WHY_LAMBDA_APP = (
     "arithmetic; the literal formula is listed beside it."
 )
 
-CLAIMS: list[Claim] = [
-    Claim(
-        id="sukenik/gufm-mse",
-        paper=PAPER,
-        where="Appendix, proof of Lemma 4.1 (MSE)",
-        claim="The GUFM with MSE loss is minimised by collapsed features forming an orthogonal "
-        "frame on the LayerNorm sphere, with ‖w_k‖ = 1/(√d(1+λK)) as the appendix prints it, "
-        "which we read with λ_app = λ/d (our normalisation: ‖w_k‖ = 1/(√d(1+λK/d))); needs "
-        "d >= K+1.",
-        runs={"main": RunSpec(EXP, quick="gufm-mse", full="gufm-mse", no_paper=_PROOF_ONLY)},
+
+def _optimum(
+    id: str,
+    where: str,
+    claim: str,
+    preset: str,
+    metrics: tuple[str, ...],
+    norms: dict[str, str],
+    paper_values: dict[str, str],
+    quick_seconds: float,
+    full_seconds: float,
+    *,
+    paper: str = PAPER,
+    theory: dict[str, str] | None = None,
+    more: tuple[Check, ...] = (),
+    note: str = "",
+) -> Claim:
+    """A closed-form optimum that projected gradient descent reaches (``ufm`` preset ``preset``,
+    a run of ours: the appendix proves the optimum and runs none): the objective, the ``norms``
+    (label: key of ``measured_norms`` / ``theory_norms``) and the ``metrics`` the optimum sets to
+    zero, each to 1e-6 (:data:`~.tirer_bruna.EXACT`), and the ``more`` checks; ``theory``:
+    what the summary's theory holds beside the objective and the norms."""
+    return Claim(
+        id=id,
+        paper=paper,
+        where=where,
+        claim=claim,
+        runs=_proof_run(preset),
         measured={
             "objective": "objective",
-            "||w_k||": "measured_norms.w_norm",
-            **{k: f"metrics.{k}" for k in ("nc1", "nc2_of", "nc2_w_of", "nc3_of")},
+            **{label: f"measured_norms.{key}" for label, key in norms.items()},
+            **{k: f"metrics.{k}" for k in metrics},
         },
         theory={
             "objective": "theory_objective",
-            "||w_k||": "theory_norms.w_norm",
-            "||w_k|| (appendix formula, λ_app = λ/d)": "theory.w_norm_appendix_formula",
+            **{label: f"theory_norms.{key}" for label, key in norms.items()},
+            **(theory or {}),
         },
-        paper_values={
+        paper_values=dict(paper_values),
+        checks=[
+            at_most("objective_gap", 1e-6, ours=EXACT),
+            *[at_most(f"norm_gaps.{key}", 1e-6, ours=EXACT) for key in norms.values()],
+            *more,
+            *_metric_checks("", metrics),
+        ],
+        quick_seconds=quick_seconds,
+        full_seconds=full_seconds,
+        note=note,
+    )
+
+
+_W_NORM = {"||w_k||": "w_norm"}
+_ETF_STRUCTURE = {"structure": "simplex ETF (NC1-NC3)"}
+
+CLAIMS: list[Claim] = [
+    _optimum(
+        "sukenik/gufm-mse",
+        "Appendix, proof of Lemma 4.1 (MSE)",
+        "The GUFM with MSE loss is minimised by collapsed features forming an orthogonal "
+        "frame on the LayerNorm sphere, with ‖w_k‖ = 1/(√d(1+λK)) as the appendix prints it, "
+        "which we read with λ_app = λ/d (our normalisation: ‖w_k‖ = 1/(√d(1+λK/d))); needs "
+        "d >= K+1.",
+        "gufm-mse",
+        OF,
+        _W_NORM,
+        {
             "||w_k|| (appendix formula as printed)": _appendix_w_norm_printed("gufm-mse"),
             "||w_k||": _appendix_w_norm("gufm-mse"),
         },
-        checks=[
-            at_most("objective_gap", 1e-6, ours=EXACT),
-            at_most("norm_gaps.w_norm", 1e-6, ours=EXACT),
+        36,
+        30,
+        theory={"||w_k|| (appendix formula, λ_app = λ/d)": "theory.w_norm_appendix_formula"},
+        more=(
             sanity(
                 Check(
                     "||w_k|| equals the appendix formula",
@@ -122,73 +174,36 @@ CLAIMS: list[Claim] = [
                     name="w_norm-appendix-formula",
                 )
             ),
-            *[
-                at_most(f"metrics.{k}", 1e-6, ours=EXACT)
-                for k in ("nc1", "nc2_of", "nc2_w_of", "nc3_of")
-            ],
-        ],
-        quick_seconds=36,
-        full_seconds=30,
+        ),
         note=_WHY_LAMBDA_APP,
     ),
-    Claim(
-        id="sukenik/gufm-ce",
-        paper=PAPER,
-        where="Appendix, proof of Lemma 4.1 (CE, via Zhu et al. Thm 3.1)",
-        claim="The GUFM with cross-entropy loss is minimised by collapsed features forming a "
+    _optimum(
+        "sukenik/gufm-ce",
+        "Appendix, proof of Lemma 4.1 (CE, via Zhu et al. Thm 3.1)",
+        "The GUFM with cross-entropy loss is minimised by collapsed features forming a "
         "simplex ETF on the LayerNorm sphere, with W aligned to it.",
-        runs={"main": RunSpec(EXP, quick="gufm-ce", full="gufm-ce", no_paper=_PROOF_ONLY)},
-        measured={
-            "objective": "objective",
-            "||w_k||": "measured_norms.w_norm",
-            **{k: f"metrics.{k}" for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")},
-        },
-        theory={"objective": "theory_objective", "||w_k||": "theory_norms.w_norm"},
-        paper_values={"structure": "simplex ETF (NC1-NC3)"},
-        checks=[
-            at_most("objective_gap", 1e-6, ours=EXACT),
-            at_most("norm_gaps.w_norm", 1e-6, ours=EXACT),
-            *[
-                at_most(f"metrics.{k}", 1e-6, ours=EXACT)
-                for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")
-            ],
-        ],
-        quick_seconds=14,
-        full_seconds=10,
+        "gufm-ce",
+        ETF,
+        _W_NORM,
+        _ETF_STRUCTURE,
+        14,
+        10,
     ),
-    Claim(
-        id="sukenik/ufm-ce",
-        paper=ZHU,
-        where="Zhu et al. (NeurIPS 2021), Theorem 3.1, which Súkeník et al.'s appendix cites to "
+    _optimum(
+        "sukenik/ufm-ce",
+        "Zhu et al. (NeurIPS 2021), Theorem 3.1, which Súkeník et al.'s appendix cites to "
         "reduce the GUFM-CE to the regularised UFM-CE",
-        claim="Zhu et al.'s theorem (2021, Thm 3.1), not a result of Súkeník et al.: the "
+        "Zhu et al.'s theorem (2021, Thm 3.1), not a result of Súkeník et al.: the "
         "regularised cross-entropy UFM is minimised by a simplex ETF with W = √(nλ_H/λ_W) H̄ᵀ, "
         "norms from its scalar equation. Súkeník et al.'s appendix uses it for the GUFM-CE "
         "(sukenik/gufm-ce); the claim is listed here because that proof rests on it.",
-        runs={"main": RunSpec(EXP, quick="ufm-ce", full="ufm-ce", no_paper=_PROOF_ONLY)},
-        measured={
-            "objective": "objective",
-            "||w_k||": "measured_norms.w_norm",
-            "||h̄_k||": "measured_norms.h_norm",
-            **{k: f"metrics.{k}" for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")},
-        },
-        theory={
-            "objective": "theory_objective",
-            "||w_k||": "theory_norms.w_norm",
-            "||h̄_k||": "theory_norms.h_norm",
-        },
-        paper_values={"structure": "simplex ETF (NC1-NC3)"},
-        checks=[
-            at_most("objective_gap", 1e-6, ours=EXACT),
-            at_most("norm_gaps.w_norm", 1e-6, ours=EXACT),
-            at_most("norm_gaps.h_norm", 1e-6, ours=EXACT),
-            *[
-                at_most(f"metrics.{k}", 1e-6, ours=EXACT)
-                for k in ("nc1", "nc2_etf", "nc2_w_etf", "nc3")
-            ],
-        ],
-        quick_seconds=18,
-        full_seconds=10,
+        "ufm-ce",
+        ETF,
+        {**_W_NORM, "||h̄_k||": "h_norm"},
+        _ETF_STRUCTURE,
+        18,
+        10,
+        paper=ZHU,
     ),
 ]
 

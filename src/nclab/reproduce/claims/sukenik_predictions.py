@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ...experiments.ufm.config import REACHED_GAP
 from ..checks import Check, Principle, ours
-from ..registry import Claim, RunSpec
-from .sukenik import _PROOF_ONLY, EXP, PAPER
+from ..registry import Claim
+from .sukenik import PAPER, _proof_run
 
 #: the proof's own rate (mse-rate-features): a feature deviates from the optimum by at most
 #: O(ε^(1/4)) at an extra loss ε; the runs reach ε <= REACHED_GAP
@@ -31,7 +31,7 @@ CLAIMS: list[Claim] = [
         "x_ki = √d w_k / ‖w_k‖; and at the optimum ‖w_k‖ is strictly below d^(-1/2) with a "
         "non-zero margin: read at the end of the gufm-mse run (K = 4, d = 16, n = 10, "
         "λ = 0.005), its features against √d w_k / ‖w_k‖ of its own W.",
-        runs={"main": RunSpec(EXP, quick="gufm-mse", full="gufm-mse", no_paper=_PROOF_ONLY)},
+        runs=_proof_run("gufm-mse"),
         measured={
             "max ‖x_ki - √d w_k/‖w_k‖‖ / √d (worst seed)": "features_given_w_gap",
             "1 - √d max ‖w_k‖ (smallest seed)": "w_norm_sphere_margin",

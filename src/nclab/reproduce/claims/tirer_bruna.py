@@ -13,13 +13,18 @@ Length: one claim per figure of the paper, each with its checks and their thresh
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from ...experiments.catalog import get_experiment
 from ...experiments.protocol import Validity
 from ...experiments.ufm.config import REACHED_GAP
-from ..checks import Check, Equals, Principle, at_most, beyond, ours
+from ..checks import Check, Equals, Principle, at_most, beyond, compare, ours
 from ..registry import Claim, RunSpec
+from ._common import claims_of, main_run
 
 PAPER = "Tirer & Bruna, Extended Unconstrained Features Model (ICML 2022)"
+#: a claim of this paper (its id prefix ``tirer-bruna/``)
+tb_claim = claims_of(PAPER, "tirer-bruna")
 EXP = "ufm"
 ZERO = "-> 0 (plotted)"
 
@@ -106,28 +111,41 @@ OF = ("nc1", "nc2_of", "nc2_w_of", "nc3_of")
 ETF = ("nc1", "nc2_etf", "nc2_w_etf", "nc3")
 
 
-def _plain(
-    fig: str,
-    bias: bool,
-    quick: str,
-    full: str,
-    where: str,
-    setting: str,
-    quick_s: float,
-    full_s: float,
-) -> Claim:
+def _sweep(preset: str, no_paper: str) -> dict[str, RunSpec]:
+    """The one run of a claim on a sweep or a limit the paper runs no experiment on: ``ufm``'s
+    ``<preset>-quick`` at quick scale, ``preset`` at full (``no_paper``: what the paper does)."""
+    return main_run(EXP, f"{preset}-quick", preset, no_paper)
+
+
+class _Figure(NamedTuple):
+    """What a figure's claim runs: figure ``fig`` (the claim's id starts with it), its ``ufm``
+    presets, where the paper shows it, its ``setting`` in words and the run times."""
+
+    fig: str
+    quick: str
+    full: str
+    where: str
+    setting: str
+    quick_s: float
+    full_s: float
+
+    def run(self, **spec: Any) -> dict[str, RunSpec]:
+        """The claim's one run (``spec``: the rest of its :class:`RunSpec`)."""
+        return {"main": RunSpec(EXP, quick=self.quick, full=self.full, **spec)}
+
+
+def _plain(f: _Figure, bias: bool) -> Claim:
     keys = ETF if bias else OF
     name = "bias" if bias else "bias-free"
     structure = "a simplex ETF (Theorem 3.2)" if bias else "an orthogonal frame (Theorem 3.1)"
     norms = ("rho", "w_norm", "h_norm") + (("b",) if bias else ())
-    return Claim(
-        id=f"tirer-bruna/{fig}-{name}",
-        paper=PAPER,
-        where=where,
-        claim=f"Plain GD on the {'unregularised-bias' if bias else 'bias-free'} regularised-MSE "
-        f"UFM ({setting}) reaches the global minimiser: features collapse to {structure}, "
+    return tb_claim(
+        f"{f.fig}-{name}",
+        f.where,
+        f"Plain GD on the {'unregularised-bias' if bias else 'bias-free'} regularised-MSE "
+        f"UFM ({f.setting}) reaches the global minimiser: features collapse to {structure}, "
         f"W aligned with H̄ᵀ; NC1, NC2 and NC3 go to zero.",
-        runs={"main": RunSpec(EXP, quick=quick, full=full)},
+        runs=f.run(),
         measured={
             "objective": "objective",
             **{k: f"metrics.{k}" for k in keys},
@@ -140,20 +158,14 @@ def _plain(
             *_metric_checks("", keys),
             *[at_most(f"norm_gaps.{k}", 1e-6, ours=EXACT) for k in norms],
         ],
-        quick_seconds=quick_s,
-        full_seconds=full_s,
+        quick_seconds=f.quick_s,
+        full_seconds=f.full_s,
     )
 
 
 def _extended(
-    fig: str,
+    f: _Figure,
     relu: bool,
-    quick: str,
-    full: str,
-    where: str,
-    setting: str,
-    quick_s: float,
-    full_s: float,
     metric_tol: float,
     gap_tol: float,
     note: str = "",
@@ -196,30 +208,20 @@ def _extended(
             at_most("metrics.H1.nc2_of", 1e-6, ours=EXACT),
         ]
     feat = "σ(W1H1)" if relu else "W1H1 and H1"
-    return Claim(
-        id=f"tirer-bruna/{fig}-{'relu' if relu else 'linear'}",
-        paper=PAPER,
-        where=where,
-        claim=(
+    return tb_claim(
+        f"{f.fig}-{'relu' if relu else 'linear'}",
+        f.where,
+        (
             f"Theorem 4.2's closed form is the global minimum of the ReLU extended UFM "
-            f"({setting}): no GD run ends below it, and at it {feat} collapse to an orthogonal "
+            f"({f.setting}): no GD run ends below it, and at it {feat} collapse to an orthogonal "
             "frame aligned with W2, singular values from the quartic (judged on the seeds that "
             "reach it, as the paper's tuned scheme does)."
             if relu
-            else f"Plain GD on the linear extended UFM ({setting}) reaches the minimiser of "
+            else f"Plain GD on the linear extended UFM ({f.setting}) reaches the minimiser of "
             f"Theorem 4.1: {feat} collapse to an orthogonal frame aligned with W2, singular "
             "values from the quartic."
         ),
-        runs={
-            "main": RunSpec(
-                EXP,
-                quick=quick,
-                full=full,
-                seeds=seeds,
-                full_seeds=seeds,
-                validity=(REACHED,) if relu else None,
-            )
-        },
+        runs=f.run(seeds=seeds, full_seeds=seeds, validity=(REACHED,) if relu else None),
         measured={
             "objective": "objective",
             **({"seeds reaching the minimiser": "seeds_reaching_minimiser"} if relu else {}),
@@ -232,21 +234,54 @@ def _extended(
         theory={"objective": "theory_objective", **{k: f"theory_norms.{k}" for k in norms}},
         paper_values={f"{last} {k}": ZERO for k in keys},
         checks=checks,
-        quick_seconds=quick_s,
-        full_seconds=full_s,
+        quick_seconds=f.quick_s,
+        full_seconds=f.full_s,
         note=note,
     )
+
+
+def _rate(why: str) -> list[Check]:
+    """The gap to the n -> infinity limit shrinks like 1/√n: the fitted slope of log gap against
+    log n within 0.1 of -1/2 (``why``: the tolerance's reason)."""
+    return [
+        compare("slope", "<=", -0.4, "gap slope", name="slope-max", ours=why),
+        compare("slope", ">=", -0.6, "gap slope", name="slope-min", ours=why),
+    ]
+
+
+def _limit_frame(big: str, w: str, why: str) -> list[Check]:
+    """The limit's orthogonal frame, read at the largest n (``<big>.*``): NC2^OF of ``w`` (the
+    classifier) and NC3^OF of ``w`` and H̄ at most 0.02 and 0.05."""
+    return [
+        at_most(f"{big}.nc2_w_of", 0.02, f"NC2^OF of {w} (largest n)", ours=why),
+        at_most(f"{big}.nc3_of", 0.05, f"NC3^OF of {w} and H̄ (largest n)", ours=why),
+    ]
+
+
+def _at_limit(describe: str, path: str, limit: str, name: str) -> Check:
+    """The value at ``path`` (largest n) within 10 % of the n -> infinity limit's (``limit``)."""
+    return Check(describe, path=path, op="~", ref=limit, rtol=0.1, name=name, ours=FINITE_N)
+
+
+def _gaps(point: str, distance: str) -> list[Check]:
+    """A sweep across a kink or threshold (``point``), where GD converges slowly: the relative
+    gap to the closed form at most 1e-6 at the points whose ``distance`` from it is at least
+    0.1 (``objective_gap_off_<point>``), 1e-4 at every point."""
+    return [
+        at_most(
+            f"objective_gap_off_{point}",
+            1e-6,
+            f"relative gap at points with {distance} >= 0.1",
+            ours=EXACT,
+        ),
+        at_most("objective_gap", 1e-4, "relative gap at every point", ours=SLOW),
+    ]
 
 
 def _fixed_features_checks(big: str) -> list:
     """Theorem 5.1's checks on the largest n and on the rate."""
     return [
-        Check(
-            "gap slope <= -0.4", path="slope", op="<=", value=-0.4, name="slope-max", ours=FINITE_N
-        ),
-        Check(
-            "gap slope >= -0.6", path="slope", op=">=", value=-0.6, name="slope-min", ours=FINITE_N
-        ),
+        *_rate(FINITE_N),
         Check(
             "√n · gap at the largest n within 15 % of the theory's constant",
             path="gap_constant_ratio",
@@ -262,25 +297,18 @@ def _fixed_features_checks(big: str) -> list:
             "relative error of the scale of Ŵ_n (largest n)",
             ours=FINITE_N,
         ),
-        Check(
+        _at_limit(
             "Ŵ_n tends to a W*, not to W*: ‖Ŵ_n - W*‖/‖W*‖ ≈ 1 - a (10 %)",
-            path=f"{big}.gap_to_w_star",
-            op="~",
-            ref="limit_gap_to_w_star",
-            rtol=0.1,
-            name="attenuation",
-            ours=FINITE_N,
+            f"{big}.gap_to_w_star",
+            "limit_gap_to_w_star",
+            "attenuation",
         ),
-        at_most(f"{big}.nc2_w_of", 0.02, "NC2^OF of Ŵ_n (largest n)", ours=FINITE_N),
-        at_most(f"{big}.nc3_of", 0.05, "NC3^OF of Ŵ_n and H̄ (largest n)", ours=FINITE_N),
-        Check(
+        *_limit_frame(big, "Ŵ_n", FINITE_N),
+        _at_limit(
             "the features stay non-collapsed: NC1 ≈ (K-1)σ_e²/ρ (10 %)",
-            path=f"{big}.nc1",
-            op="~",
-            ref="limit_nc1",
-            rtol=0.1,
-            name="nc1-features",
-            ours=FINITE_N,
+            f"{big}.nc1",
+            "limit_nc1",
+            "nc1-features",
         ),
     ]
 
@@ -296,14 +324,7 @@ def _fixed_features() -> Claim:
         "λ_H = λ̃_H/n, the minimiser Ŵ_n over W converges as n → ∞ to an attenuated W*: "
         "Ŵ_∞ = H̄ᵀ/(ρ + K(λ_W + σ_e²)), an orthogonal frame aligned with H̄ᵀ; the gap "
         "shrinks like 1/√n. Exact minimisers for every n × seed in one run.",
-        runs={
-            "main": RunSpec(
-                EXP,
-                quick="tb-fixed-features-quick",
-                full="tb-fixed-features",
-                no_paper="the paper states the limit only, with no experiment",
-            )
-        },
+        runs=_sweep("tb-fixed-features", "the paper states the limit only, with no experiment"),
         measured={
             "fitted slope of log gap vs log n": "slope",
             "√n · gap / theory constant (largest n)": "gap_constant_ratio",
@@ -344,13 +365,7 @@ def _bias_checks(ends: str) -> list:
             expected=True,
             name="nc2-w-etf-rises",
         ),
-        at_most(
-            "objective_gap_off_kink",
-            1e-6,
-            "relative gap at points with |μ/c - 1| >= 0.1",
-            ours=EXACT,
-        ),
-        at_most("objective_gap", 1e-4, "relative gap at every point", ours=SLOW),
+        *_gaps("kink", "|μ/c - 1|"),
         at_most("metric_gap_off_kink", 1e-6, "|NC metric - closed form| off the kink", ours=EXACT),
         at_most(f"{ends}.etf.nc2_w_etf", 1e-6, "NC2^ETF of W at the smallest λ_b", ours=EXACT),
         at_most(
@@ -385,14 +400,9 @@ def _regularized_bias() -> Claim:
         "(λ_b → 0) to the orthogonal frame (λ_b → ∞) as λ_b grows: NC2^OF falls and NC2^ETF "
         "of W rises monotonically, the centred means stay a simplex ETF, and GD reaches the "
         "closed form at every λ_b (exactly the ETF up to λ_b = c/(1-c)).",
-        runs={
-            "main": RunSpec(
-                EXP,
-                quick="tb-regularized-bias-quick",
-                full="tb-regularized-bias",
-                no_paper="the paper characterises the two ends λ_b = 0 and λ_b → ∞ only",
-            )
-        },
+        runs=_sweep(
+            "tb-regularized-bias", "the paper characterises the two ends λ_b = 0 and λ_b → ∞ only"
+        ),
         measured={
             "largest gap off the kink": "objective_gap_off_kink",
             "largest metric error off the kink": "metric_gap_off_kink",
@@ -429,50 +439,47 @@ _FIG9X_FORM = (
 
 CLAIMS: list[Claim] = [
     _plain(
-        "fig2", False, "tb-fig2-nobias", "tb-fig2-nobias", "§6 Fig. 2, Theorem 3.1", _FIG2, 8, 8
-    ),
-    _plain("fig2", True, "tb-fig2-bias", "tb-fig2-bias", "§6 Fig. 2, Theorem 3.2", _FIG2, 8, 8),
-    _plain(
-        "fig9",
+        _Figure("fig2", "tb-fig2-nobias", "tb-fig2-nobias", "§6 Fig. 2, Theorem 3.1", _FIG2, 8, 8),
         False,
-        "tb-fig9-nobias-quick",
-        "tb-fig9-nobias",
-        "App. G Fig. 9, Theorem 3.1",
-        _FIG9,
-        8,
-        20,
     ),
     _plain(
-        "fig9",
+        _Figure("fig2", "tb-fig2-bias", "tb-fig2-bias", "§6 Fig. 2, Theorem 3.2", _FIG2, 8, 8), True
+    ),
+    _plain(
+        _Figure(
+            "fig9",
+            "tb-fig9-nobias-quick",
+            "tb-fig9-nobias",
+            "App. G Fig. 9, Theorem 3.1",
+            _FIG9,
+            8,
+            20,
+        ),
+        False,
+    ),
+    _plain(
+        _Figure(
+            "fig9",
+            "tb-fig9-bias-quick",
+            "tb-fig9-bias",
+            "App. G Fig. 9, Theorem 3.2",
+            _FIG9,
+            15,
+            25,
+        ),
         True,
-        "tb-fig9-bias-quick",
-        "tb-fig9-bias",
-        "App. G Fig. 9, Theorem 3.2",
-        _FIG9,
-        15,
-        25,
     ),
     _extended(
-        "fig5",
+        _Figure(
+            "fig5", "tb-fig5-linear", "tb-fig5-linear", "§6 Fig. 5, Theorem 4.1", _FIG5, 10, 10
+        ),
         False,
-        "tb-fig5-linear",
-        "tb-fig5-linear",
-        "§6 Fig. 5, Theorem 4.1",
-        _FIG5,
-        10,
-        10,
         1e-6,
         1e-6,
     ),
     _extended(
-        "fig5",
+        _Figure("fig5", "tb-fig5-relu", "tb-fig5-relu", "§6 Fig. 5, Theorem 4.2", _FIG5, 120, 120),
         True,
-        "tb-fig5-relu",
-        "tb-fig5-relu",
-        "§6 Fig. 5, Theorem 4.2",
-        _FIG5,
-        120,
-        120,
         REACHED_GAP**0.25,
         REACHED_GAP,
         note="The paper plots one GD run per setting (§6: 'we tune a gradient descent scheme to "
@@ -486,28 +493,32 @@ CLAIMS: list[Claim] = [
         seeds=8,
     ),
     _extended(
-        "fig9",
+        _Figure(
+            "fig9",
+            "tb-fig9-linear-quick",
+            "tb-fig9-linear",
+            "App. G Fig. 9, Theorem 4.1",
+            _setting("tb-fig9-linear", _FIG9X_FORM),
+            15,
+            35,
+        ),
         False,
-        "tb-fig9-linear-quick",
-        "tb-fig9-linear",
-        "App. G Fig. 9, Theorem 4.1",
-        _setting("tb-fig9-linear", _FIG9X_FORM),
-        15,
-        35,
         1e-6,
         1e-6,
     ),
     _extended(
-        "fig9",
-        True,
-        "tb-fig9-relu-quick",
-        "tb-fig9-relu",
-        "App. G Fig. 9, Theorem 4.2",
-        _setting(
-            "tb-fig9-relu", _FIG9X_FORM + ", inits ×{m.init.w:g}/×{m.init.w1:g}/×{m.init.h:g}"
+        _Figure(
+            "fig9",
+            "tb-fig9-relu-quick",
+            "tb-fig9-relu",
+            "App. G Fig. 9, Theorem 4.2",
+            _setting(
+                "tb-fig9-relu", _FIG9X_FORM + ", inits ×{m.init.w:g}/×{m.init.w1:g}/×{m.init.h:g}"
+            ),
+            25,
+            60,
         ),
-        25,
-        60,
+        True,
         1e-6,
         1e-6,
     ),
@@ -518,14 +529,10 @@ CLAIMS: list[Claim] = [
         claim="Across λ_W = λ_H = λ, GD ends at the collapsed orthogonal frame below the "
         "threshold K√(nλ_Hλ_W) = 1 and at zero above it, with the optimal objective "
         "c - c²/2 (c = K√(nλ_Hλ_W)), resp. 1/2; one batched solve of the whole grid.",
-        runs={
-            "main": RunSpec(
-                EXP,
-                quick="tb-phase-diagram-quick",
-                full="tb-phase-diagram",
-                no_paper="Theorem 3.1 states the threshold; the paper runs no sweep across it",
-            )
-        },
+        runs=_sweep(
+            "tb-phase-diagram",
+            "Theorem 3.1 states the threshold; the paper runs no sweep across it",
+        ),
         measured={
             "largest gap": "objective_gap",
             "largest gap off threshold": "objective_gap_off_threshold",
@@ -535,13 +542,7 @@ CLAIMS: list[Claim] = [
         theory={},
         paper_values={"collapse threshold": "K√(nλ_Hλ_W) = 1"},
         checks=[
-            at_most(
-                "objective_gap_off_threshold",
-                1e-6,
-                "relative gap at points with |c - 1| >= 0.1",
-                ours=EXACT,
-            ),
-            at_most("objective_gap", 1e-4, "relative gap at every point", ours=SLOW),
+            *_gaps("threshold", "|c - 1|"),
             at_most("collapse_max", 1e-6, "NC metrics of the collapsed points", ours=EXACT),
         ],
         quick_seconds=10,

@@ -12,7 +12,7 @@ from ...experiments.ufm.config import REACHED_GAP
 from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import Check, Principle, Ratio, at_most, beyond, ours
 from ..registry import Claim, RunSpec
-from .tirer_bruna import EXACT, EXP, PAPER, REACHED, _not_below
+from .tirer_bruna import EXACT, EXP, PAPER, REACHED, _not_below, _sweep
 
 #: the two levels "differ in structure" when the first stays at least this many times farther
 #: from an orthogonal frame than the second (ours: an order of magnitude)
@@ -44,14 +44,10 @@ CLAIMS: list[Claim] = [
         claim="Across λ_W2 = λ_W1 = λ_H1 = λ, the linear extended UFM's global minimum is the "
         "collapsed orthogonal frame of Theorem 4.1 below the threshold K (nλ³)^(1/3) = 2^(-4/3) "
         "and zero above it; one batched solve of the grid, several starts per λ.",
-        runs={
-            "main": RunSpec(
-                EXP,
-                quick="tb-phase-diagram-linear-quick",
-                full="tb-phase-diagram-linear",
-                no_paper="Theorem 4.1 implies the threshold; the paper runs no sweep across it",
-            )
-        },
+        runs=_sweep(
+            "tb-phase-diagram-linear",
+            "Theorem 4.1 implies the threshold; the paper runs no sweep across it",
+        ),
         measured={
             "largest gap, best seed per λ, off threshold": "objective_gap_best_off_threshold",
             "largest gap, every seed, off threshold": "objective_gap_off_threshold",

@@ -7,7 +7,7 @@ the paper's setting).
 from __future__ import annotations
 
 from ...experiments.ufm.config import REACHED_GAP
-from ..checks import Check, Principle, ours
+from ..checks import Check, Principle, compare, ours
 from ..registry import Claim, RunSpec
 from .tirer_bruna import EXP, PAPER
 
@@ -26,15 +26,9 @@ SAME_RANGE = "same-range"
 
 
 def _first_order(describe: str, path: str, name: str, **kw) -> Check:
-    return Check(
-        f"{describe} <= {FIRST_ORDER:g}",
-        path=path,
-        op="<=",
-        value=FIRST_ORDER,
-        name=name,
-        ours=FIRST_ORDER_WHY,
-        depends_on=(),
-        **kw,
+    """``path <= FIRST_ORDER``: an identity at the minimiser, first order in the distance to it."""
+    return compare(
+        path, "<=", FIRST_ORDER, describe, name=name, ours=FIRST_ORDER_WHY, depends_on=(), **kw
     )
 
 
