@@ -22,6 +22,35 @@ from ._common import claims_of, main_run
 PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
 
 
+def assumption_9() -> Check:
+    """Assumption 4.3 (9) at initialisation, the sanity check of every claim on Theorem 4.4's
+    network (the pyramid-flow runs)."""
+    return sanity(
+        Check(
+            "Assumption 4.3 (9) holds at initialisation (lhs / rhs >= 1)",
+            "assumption43_margin",
+            ">=",
+            1.0,
+            name="assumption-9",
+            source="Assumption 4.3 (9)",
+        )
+    )
+
+
+def thm52_applies() -> Check:
+    """Theorem 5.2's hypothesis on a conditioning-minimiser run, stated by every claim that
+    reads (18) there."""
+    return Check(
+        "Thm 5.2 applies: lambda <= eps1^2 / (K L2 + c) with eps1 < s_K(Y), c from an "
+        "exact competitor",
+        "derived.cond_thm52_applies",
+        ">=",
+        1.0,
+        name="thm52-applies",
+        source="§5.1, Thm 5.2's hypothesis (a flag: 1 when it holds)",
+    )
+
+
 #: §6 on Fig. 1: "The balancedness of non-linear layers instead plateaus at a significantly larger
 #: value" (than the linear layers'): read literally, every non-linear layer's balancedness ends
 #: above every linear layer's (the largest linear below the smallest non-linear), per seed

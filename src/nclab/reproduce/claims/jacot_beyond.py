@@ -14,7 +14,7 @@ from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import INTERPOLATES, Check, Principle, Ratio, beyond, ours, sanity
 from ..registry import Claim, RunSpec
 from ._common import main_run
-from .jacot import PAPER
+from .jacot import PAPER, thm52_applies
 
 #: why the edge-of-stability checks allow 30 %
 EOS_WHY = ours(
@@ -122,15 +122,7 @@ CLAIMS = [
                     name="prop51-holds",
                 )
             ),
-            Check(
-                "Thm 5.2 applies: lambda <= eps1^2 / (K L2 + c) with eps1 < s_K(Y), c from an "
-                "exact competitor",
-                "derived.cond_thm52_applies",
-                ">=",
-                1.0,
-                name="thm52-applies",
-                source="§5.1, Thm 5.2's hypothesis (a flag: 1 when it holds)",
-            ),
+            thm52_applies(),
             sanity(
                 Check(
                     "Thm 5.2: the measured kappa(W_(L:L1+1)) is within the bound (18)",

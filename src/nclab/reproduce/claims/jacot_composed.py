@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..checks import Check
 from ..registry import Claim, RunSpec
-from .jacot import PAPER
+from .jacot import PAPER, thm52_applies
 
 #: the two readings of (18)'s exponent: the one balancedness gives, and the printed one
 READ_L2 = (
@@ -60,15 +60,7 @@ CLAIMS = [
             "NC1, NC2, NC3": "within (2), (4), (5) at eps2 = 0 and kappa(W_L) <= (18)",
         },
         checks=[
-            Check(
-                "Thm 5.2 applies: lambda <= eps1^2 / (K L2 + c) with eps1 < s_K(Y), c from an "
-                "exact competitor",
-                "derived.cond_thm52_applies",
-                ">=",
-                1.0,
-                name="thm52-applies",
-                source="§5.1, Thm 5.2's hypothesis (a flag: 1 when it holds)",
-            ),
+            thm52_applies(),
             Check(
                 "the trained network's regularised loss is no larger than the competitor's (as a "
                 "global minimiser's is)",

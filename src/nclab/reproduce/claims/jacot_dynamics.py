@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..checks import Check, Principle, Ratio, at_most, compare, interpolates, ours, sanity
 from ..registry import Claim, RunSpec
-from .jacot import PAPER
+from .jacot import PAPER, assumption_9
 
 #: the paper's exponent of lambda in the time (the 1/lambda term, which dominates for small lambda)
 EXPONENT = -1.0
@@ -272,16 +272,7 @@ CLAIMS.append(
                     source="Thm 4.4, (11) as printed (vacuous here: above NC1 at initialisation)",
                 )
             ),
-            sanity(
-                Check(
-                    "Assumption 4.3 (9) holds at initialisation (lhs / rhs >= 1)",
-                    "assumption43_margin",
-                    ">=",
-                    1.0,
-                    name="assumption-9",
-                    source="Assumption 4.3 (9)",
-                )
-            ),
+            assumption_9(),
             sanity(
                 at_most(
                     "check_nc1_rel_diff",

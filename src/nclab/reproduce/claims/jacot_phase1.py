@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..checks import Check, Principle, ours, sanity
 from ..registry import Claim, RunSpec
-from .jacot import PAPER
+from .jacot import PAPER, assumption_9
 
 #: the pyramid-flow runs of jacot/thm44-nc1
 _FLOW = RunSpec(
@@ -121,16 +121,7 @@ CLAIMS = [
                     ours=MIN_POINTS_WHY,
                 )
             ),
-            sanity(
-                Check(
-                    "Assumption 4.3 (9) holds at initialisation (lhs / rhs >= 1)",
-                    "assumption43_margin",
-                    ">=",
-                    1.0,
-                    name="assumption-9",
-                    source="Assumption 4.3 (9)",
-                )
-            ),
+            assumption_9(),
         ],
         quick_seconds=40.0,
         full_seconds=700.0,
