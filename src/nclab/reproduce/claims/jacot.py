@@ -37,6 +37,21 @@ def assumption_9() -> Check:
     )
 
 
+def beats_competitor() -> Check:
+    """A global minimiser's regularised loss is no larger than any competitor's (Theorem 5.2):
+    the conditioning-minimiser run against its exact competitor."""
+    return Check(
+        "the trained network's regularised loss is no larger than the competitor's (as a "
+        "global minimiser's is)",
+        "derived.cond_reg_loss_over_competitor",
+        "<=",
+        1.0,
+        name="beats-competitor",
+        source="§5.1, Thm 5.2: a global minimiser's regularised loss is no larger than "
+        "any competitor's (a ratio at most 1)",
+    )
+
+
 def thm52_applies() -> Check:
     """Theorem 5.2's hypothesis on a conditioning-minimiser run, stated by every claim that
     reads (18) there."""

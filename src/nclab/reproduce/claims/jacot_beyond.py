@@ -14,7 +14,7 @@ from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import INTERPOLATES, Check, Principle, Ratio, beyond, ours, sanity
 from ..registry import Claim, RunSpec
 from ._common import main_run
-from .jacot import PAPER, thm52_applies
+from .jacot import PAPER, beats_competitor, thm52_applies
 
 #: why the edge-of-stability checks allow 30 %
 EOS_WHY = ours(
@@ -150,15 +150,7 @@ CLAIMS = [
                 name="minimiser-interpolates",
                 source="§5.1, Thm 5.2: eps1 within the theorem's sqrt(lambda (K L2 + c)) (a ratio at most 1)",
             ),
-            Check(
-                "the trained network's regularised loss is no larger than the competitor's (as a "
-                "global minimiser's is)",
-                "derived.cond_reg_loss_over_competitor",
-                "<=",
-                1.0,
-                name="beats-competitor",
-                source="§5.1, Thm 5.2: a global minimiser's regularised loss is no larger than any competitor's (a ratio at most 1)",
-            ),
+            beats_competitor(),
         ],
         quick_seconds=30.0,
         full_seconds=900.0,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..checks import Check
 from ..registry import Claim, RunSpec
-from .jacot import PAPER, thm52_applies
+from .jacot import PAPER, beats_competitor, thm52_applies
 
 #: the two readings of (18)'s exponent: the one balancedness gives, and the printed one
 READ_L2 = (
@@ -61,16 +61,7 @@ CLAIMS = [
         },
         checks=[
             thm52_applies(),
-            Check(
-                "the trained network's regularised loss is no larger than the competitor's (as a "
-                "global minimiser's is)",
-                "derived.cond_reg_loss_over_competitor",
-                "<=",
-                1.0,
-                name="beats-competitor",
-                source="§5.1, Thm 5.2: a global minimiser's regularised loss is no larger than "
-                "any competitor's (a ratio at most 1)",
-            ),
+            beats_competitor(),
             Check(
                 "NC1 of Z_(L-1) within (2) at eps2 = 0 (log10 of measured / bound <= 0)",
                 f"{_D}nc1_log10_ratio",
