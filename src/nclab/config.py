@@ -19,6 +19,7 @@ nclab.errors.ConfigError: unknown key 'model.depth'; valid keys under 'model': w
 
 from __future__ import annotations
 
+import copy
 import json
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -152,6 +153,21 @@ def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
             node[part] = child
         node = child
     node[parts[-1]] = value
+
+
+def with_dotted(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of a nested mapping (a preset) with dotted-key changes set in it.
+
+    >>> base = {"train": {"epochs": 300, "lr": 0.001}, "measure_every": 20}
+    >>> with_dotted(base, {"train.epochs": 40, "data.name": "digits"})
+    {'train': {'epochs': 40, 'lr': 0.001}, 'measure_every': 20, 'data': {'name': 'digits'}}
+    >>> base["train"]["epochs"]
+    300
+    """
+    out = copy.deepcopy(dict(base))
+    for key, value in changes.items():
+        set_dotted(out, key, value)
+    return out
 
 
 def apply_overrides(cfg: C, overrides: Iterable[str] | Mapping[str, Any]) -> C:

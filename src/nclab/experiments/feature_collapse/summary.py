@@ -19,13 +19,16 @@ def theory_for(cfg: FCConfig) -> dict[str, Any]:
     lam_w, lam_u = weight_decays(cfg)
     out: dict[str, Any] = {"which": None}
 
-    def attempt(name, fn, **kw):
+    def attempt(name, fn, keep: dict[str, str], **kw) -> None:
+        """The theorem's prediction under ``name``; where it applies it is the configuration's
+        (``which``), its values ``keep`` (summary key -> prediction key) at the top level."""
         try:
             p = fn(**kw).to_dict()
         except TheoryError as exc:
             p = {"applies": False, "reason": str(exc)}
         out[name] = p
-        return p
+        if p.get("applies"):
+            out.update(which=name, **{key: p[ref] for key, ref in keep.items()})
 
     d, ln = cfg.data, cfg.model.layer_norm
     if ln == "none" and lam_w == lam_u:
@@ -42,30 +45,17 @@ def theory_for(cfg: FCConfig) -> dict[str, Any]:
         if lam_w != lam_u:
             out["note"] = "Theorems 1-2 need the same weight decay on W and U"
         elif d.freq == "uniform":
-            p = attempt(
-                "fc-thm1", fc_thm1, nc=d.nc, nw=d.nw, L=d.L, K=d.K, lam=lam_u, d=cfg.model.d
+            keep = {"word_norm": "word_norm", "u_norm": "u_norm", "objective": "objective"}
+            attempt(
+                "fc-thm1", fc_thm1, keep, nc=d.nc, nw=d.nw, L=d.L, K=d.K, lam=lam_u, d=cfg.model.d
             )
-            if p.get("applies"):
-                out.update(
-                    which="fc-thm1",
-                    word_norm=p["word_norm"],
-                    u_norm=p["u_norm"],
-                    objective=p["objective"],
-                )
         else:
             mu = frequencies(d.nw // d.nc, d.freq, d.zipf_s).tolist()
-            p = attempt("fc-thm2", fc_thm2, nc=d.nc, nw=d.nw, L=d.L, lam=lam_u, mu=mu, K=d.K)
-            if p.get("applies"):
-                out.update(which="fc-thm2", u_norm=p["c"], word_norms=p["r"])
+            keep = {"u_norm": "c", "word_norms": "r"}
+            attempt("fc-thm2", fc_thm2, keep, nc=d.nc, nw=d.nw, L=d.L, lam=lam_u, mu=mu, K=d.K)
     elif ln == "fixed" and lam_w == 0:
-        p = attempt("fc-thm3", fc_thm3, nc=d.nc, L=d.L, K=d.K, lam=lam_u, d=cfg.model.d)
-        if p.get("applies"):
-            out.update(
-                which="fc-thm3",
-                u_norm=p["u_norm"],
-                word_rep_norm=p["word_rep_norm"],
-                objective=p["objective"],
-            )
+        keep = {"u_norm": "u_norm", "word_rep_norm": "word_rep_norm", "objective": "objective"}
+        attempt("fc-thm3", fc_thm3, keep, nc=d.nc, L=d.L, K=d.K, lam=lam_u, d=cfg.model.d)
     else:
         out["note"] = (
             "Theorem 3 assumes a parameter-free LayerNorm and no weight decay on W; "

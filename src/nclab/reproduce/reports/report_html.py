@@ -10,35 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ...verdicts import Outcome, Why
+from . import views
 from .evidence_figure import CAPTION as EVIDENCE_CAPTION
-from .views import (
-    SCALES,
-    STATUS_CLASS,
-    STATUS_MARK,
-    badge,
-    check_cell,
-    check_rows,
-    cut,
-    diagnosis_text,
-    figure_scale,
-    figures_note,
-    fmt_secs,
-    headline_numbers,
-    instance_label,
-    kind_class,
-    ladder_entries,
-    n_claims,
-    not_run_why,
-    paper_counts,
-    presets_text,
-    provenance_text,
-    scale_sources,
-    sources_text,
-    summary_counts,
-    title,
-    value_table,
-    where_of,
-)
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;
@@ -72,7 +45,7 @@ def _img(path: str) -> str:
 
 def _html_badge(sd: Mapping[str, Any] | None, scale: str) -> str:
     e = html.escape
-    cls, word, seeds, why = badge(sd)
+    cls, word, seeds, why = views.badge(sd)
     tip = f"{scale}: {word}" + (f" — {why}" if why else "")
     if sd and sd.get("source"):
         tip += f" (from {'the ledger' if sd['source'] == 'ledger' else 'this run'})"
@@ -80,7 +53,7 @@ def _html_badge(sd: Mapping[str, Any] | None, scale: str) -> str:
     if seeds:
         lines.append(f"<small>{e(seeds)}</small>")
     if why and cls not in ("ok", "gpu", "run", "none"):
-        lines.append(f"<small>{e(cut(why, 48))}</small>")
+        lines.append(f"<small>{e(views.cut(why, 48))}</small>")
     return f"<span class='b {cls}' title='{e(tip)}'>{''.join(lines)}</span>"
 
 
@@ -88,7 +61,9 @@ def _html_headline(r: Any) -> str:
     """The headline, each part in the colour of its kind (an outcome, or why a scale is not
     run)."""
     parts = r.headline_parts or [(r.outcome, r.headline or r.outcome)]
-    return "; ".join(f"<span class='v {kind_class(k)}'>{html.escape(t)}</span>" for k, t in parts)
+    return "; ".join(
+        f"<span class='v {views.kind_class(k)}'>{html.escape(t)}</span>" for k, t in parts
+    )
 
 
 def _overview_html(results: Sequence[Any]) -> str:
@@ -99,7 +74,7 @@ def _overview_html(results: Sequence[Any]) -> str:
             paper = r.paper
             rows.append(f"<tr class='paper'><td colspan='6'>{e(paper)}</td></tr>")
         kind, first = r.headline_parts[0] if r.headline_parts else (r.outcome, r.outcome)
-        nums, left = headline_numbers(r)
+        nums, left = views.headline_numbers(r)
         cell = "".join(
             f"<div>{e(lab)} <b>{e(val)}</b>"
             + (f" <span class='ref'>({e(ref)})</span>" if ref else "")
@@ -108,12 +83,12 @@ def _overview_html(results: Sequence[Any]) -> str:
         )
         if left:
             cell += f"<div class='ref'>{e(left)}</div>"
-        badges = "".join(f"<td>{_html_badge(r.scales.get(s), s)}</td>" for s in SCALES)
+        badges = "".join(f"<td>{_html_badge(r.scales.get(s), s)}</td>" for s in views.SCALES)
         rows.append(
             f"<tr><td><a href='#{e(r.id)}'><code>{e(r.id)}</code></a><br>"
-            f"<small>{e(cut(r.where, 70))}</small></td>"
-            f"<td title='{e(r.headline)}'><span class='v {kind_class(kind)}'>{e(first)}"
-            f"</span><br><small>{e(cut(r.statement, 200))}</small></td>"
+            f"<small>{e(views.cut(r.where, 70))}</small></td>"
+            f"<td title='{e(r.headline)}'><span class='v {views.kind_class(kind)}'>{e(first)}"
+            f"</span><br><small>{e(views.cut(r.statement, 200))}</small></td>"
             f"{badges}<td class='num'>{cell or '—'}</td></tr>"
         )
     head = (
@@ -126,26 +101,28 @@ def _overview_html(results: Sequence[Any]) -> str:
 def _ladder_html(r: Any, out: Path, meta: Mapping[str, Any]) -> str:
     e = html.escape
     rows = []
-    for s, sd in ladder_entries(r):
+    for s, sd in views.ladder_entries(r):
         source = e(sd.get("source") or "—")
-        prov = provenance_text(sd)
+        prov = views.provenance_text(sd)
         if prov:
             source += f"<br><small>{e(prov)}</small>"
         runs = sd.get("runs") or {}
         if runs and sd["outcome"] != Outcome.NOT_RUN:
-            where = "<br>".join(f"<code>{e(where_of(d, out, meta))}</code>" for d in runs.values())
+            where = "<br>".join(
+                f"<code>{e(views.where_of(d, out, meta))}</code>" for d in runs.values()
+            )
             source += f"<br><small>{where}</small>"
         verdict = _html_badge(sd, s)
-        if sd["outcome"] == Outcome.NOT_RUN and not_run_why(sd) not in (
+        if sd["outcome"] == Outcome.NOT_RUN and views.not_run_why(sd) not in (
             Why.NO_PRESET,
             Why.SAME_RUN,
         ):
-            _, word, _, why = badge(sd)
+            _, word, _, why = views.badge(sd)
             why = f"{why}: " if why and why != word else ""
             verdict += f"<br><small>{e(why)}<code>{e(sd.get('command', ''))}</code></small>"
         rows.append(
-            f"<tr><td><b>{s}</b></td><td><code>{e(presets_text(sd))}</code></td>"
-            f"<td><small>{e(instance_label(sd))}</small></td>"
+            f"<tr><td><b>{s}</b></td><td><code>{e(views.presets_text(sd))}</code></td>"
+            f"<td><small>{e(views.instance_label(sd))}</small></td>"
             f"<td>{sd.get('seeds') or '—'}</td><td>{source}</td><td>{verdict}</td></tr>"
         )
     head = (
@@ -157,10 +134,10 @@ def _ladder_html(r: Any, out: Path, meta: Mapping[str, Any]) -> str:
 
 def _checks_html(r: Any) -> str:
     e = html.escape
-    rows = check_rows(r)
+    rows = views.check_rows(r)
     if not rows:
         return ""
-    judged = [s for s in SCALES if any(s in by for *_, by in rows)]
+    judged = [s for s in views.SCALES if any(s in by for *_, by in rows)]
     body = []
     for name, kind, desc, by in rows:
         cells = []
@@ -169,11 +146,11 @@ def _checks_html(r: Any) -> str:
             if c is None:
                 cells.append("<td class='st'>—</td>")
                 continue
-            status, seeds, vs = check_cell(c)
+            status, seeds, vs = views.check_cell(c)
             detail = c.get("detail", "")
             cells.append(
-                f"<td class='st' title='{e(detail)}'><span class='b {STATUS_CLASS[status]}'>"
-                f"<b>{STATUS_MARK[status]} {status}</b><small>{e(seeds)}</small></span>"
+                f"<td class='st' title='{e(detail)}'><span class='b {views.STATUS_CLASS[status]}'>"
+                f"<b>{views.STATUS_MARK[status]} {status}</b><small>{e(seeds)}</small></span>"
                 + (f"<br><small>{e(vs)}</small>" if vs else "")
                 + "</td>"
             )
@@ -187,7 +164,7 @@ def _checks_html(r: Any) -> str:
 
 def _values_html(r: Any) -> str:
     e = html.escape
-    head, rows = value_table(r)
+    head, rows = views.value_table(r)
     if not rows:
         return ""
     body = "".join("<tr>" + "".join(f"<td>{e(x)}</td>" for x in row) + "</tr>" for row in rows)
@@ -200,13 +177,13 @@ def _values_html(r: Any) -> str:
 
 def _section_html(r: Any, out: Path, meta: Mapping[str, Any], evidence: Path | None = None) -> str:
     e = html.escape
-    fs = figure_scale(r)
+    fs = views.figure_scale(r)
     figs = "".join(_img(f) for f in (r.scales[fs]["figures"] if fs else []) if Path(f).is_file())
     claim_note = f"<p>Note: {e(r.note)}</p>" if r.note else ""
-    diag = diagnosis_text(r.diagnosis)
+    diag = views.diagnosis_text(r.diagnosis)
     claim_note = (f"<p>Diagnosis: <b>{e(diag)}</b></p>" if diag else "") + claim_note
     cmd = f"<p>Command: <code>{e(r.command)}</code></p>" if r.command else ""
-    note, fig_cmd = figures_note(r, fs)
+    note, fig_cmd = views.figures_note(r, fs)
     fig_cmd = f" <code>{e(fig_cmd)}</code>" if fig_cmd else ""
     return (
         f"<section id='{e(r.id)}'><h2>{e(r.id)}</h2><p><i>{e(r.paper)}, {e(r.where)}.</i> "
@@ -237,23 +214,23 @@ def render_html(
     """report.html; ``evidence``: the claims' evidence figures by id (:mod:`.evidence_figure`)."""
     e = html.escape
     out = Path(out) if out is not None else Path(".")
-    counts = summary_counts(results)
+    counts = views.summary_counts(results)
     head = ", ".join(
-        f"<span class='v {kind_class(v)}'>{n} {e(v)}</span>" for v, n in counts.items()
+        f"<span class='v {views.kind_class(v)}'>{n} {e(v)}</span>" for v, n in counts.items()
     )
     per_paper = "".join(
         f"<li>{e(p)}: {e(', '.join(f'{n} {v}' for v, n in c.items()))}</li>"
-        for p, c in paper_counts(results).items()
+        for p, c in views.paper_counts(results).items()
     )
-    secs = f" · {fmt_secs(meta['seconds'])}" if meta.get("seconds") else ""
+    secs = f" · {views.fmt_secs(meta['seconds'])}" if meta.get("seconds") else ""
     ledger = f" · ledger: <code>{e(str(meta['ledger']))}</code>" if meta.get("ledger") else ""
     sections = "".join(_section_html(r, out, meta, (evidence or {}).get(r.id)) for r in results)
     said = meta.get("statements")
     statements = f"<p>The papers' statements: {e(said)}.</p>" if said else ""
     return (
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{e(title(meta))}"
-        f"</title><style>{CSS}</style></head><body><h1>{e(title(meta))}</h1>"
-        f"<p class='sum'><b>{n_claims(results)}:</b> {head}{secs}</p><ul>{per_paper}</ul>"
-        f"<p>Scales judged — {e(sources_text(scale_sources(results)))}{ledger}.</p>{statements}"
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{e(views.title(meta))}"
+        f"</title><style>{CSS}</style></head><body><h1>{e(views.title(meta))}</h1>"
+        f"<p class='sum'><b>{views.n_claims(results)}:</b> {head}{secs}</p><ul>{per_paper}</ul>"
+        f"<p>Scales judged — {e(views.sources_text(views.scale_sources(results)))}{ledger}.</p>{statements}"
         f"{_overview_html(results)}{sections}</body></html>\n"
     )
