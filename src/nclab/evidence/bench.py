@@ -28,20 +28,22 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import RunError
 from ..provenance import SOURCE, device, git_state, now
 from ..runs import dumps, versions
-from .ledger import LEDGER_VERSION, default_root, read_record
+from .ledger import LEDGER_VERSION, LedgerFile, default_root
 
 #: the ledger's folder of benchmark records
 BENCHMARKS = "benchmarks"
 
 
 @dataclass(frozen=True)
-class BenchRecord:
+class BenchRecord(LedgerFile):
     """One recorded benchmark run; ``name`` is the script's stem (``bench_ufm``)."""
+
+    KEYS: ClassVar[dict[str, str]] = {"name": "benchmark"}
 
     path: Path
     name: str
@@ -49,22 +51,6 @@ class BenchRecord:
     args: tuple[str, ...]
     result: dict[str, Any]
     provenance: dict[str, Any]
-
-    @classmethod
-    def load(cls, path: Path) -> BenchRecord:
-        data = read_record(path)
-        return cls(
-            Path(path),
-            data["benchmark"],
-            data["label"],
-            tuple(data["args"]),
-            data["result"],
-            data["provenance"],
-        )
-
-    @property
-    def started(self) -> str:
-        return self.provenance.get("started") or ""
 
 
 def benchmark_records(root: str | Path | None = None, name: str | None = None) -> list[BenchRecord]:

@@ -21,13 +21,14 @@ few to some tens of kB; recording the same run twice writes nothing new.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import ConfigError, NclabError, RunError
 from ..experiments.catalog import get_experiment
@@ -123,7 +124,29 @@ def read_record(path: Path) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Record:
+class LedgerFile:
+    """A record file of the ledger read into a frozen dataclass: its fields after ``path`` are
+    the file's keys (``KEYS`` renames one, a ``tuple`` field is read from a JSON list)."""
+
+    #: field -> key of the file, where they differ
+    KEYS: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def load(cls, path: Path) -> Any:
+        data = read_record(path)
+        values = {}
+        for f in dataclasses.fields(cls)[1:]:
+            value = data[cls.KEYS.get(f.name, f.name)]
+            values[f.name] = tuple(value) if str(f.type).startswith("tuple") else value
+        return cls(Path(path), **values)
+
+    @property
+    def started(self) -> str:
+        return self.provenance.get("started") or ""  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Record(LedgerFile):
     """One recorded run (see the module docstring); ``path`` is its file."""
 
     path: Path
@@ -134,24 +157,6 @@ class Record:
     config: Mapping[str, Any]
     summary: Mapping[str, Any]
     provenance: Mapping[str, Any]
-
-    @classmethod
-    def load(cls, path: Path) -> Record:
-        data = read_record(path)
-        return cls(
-            Path(path),
-            data["experiment"],
-            data["preset"],
-            data["overrides"],
-            tuple(data["seeds"]),
-            data["config"],
-            data["summary"],
-            data["provenance"],
-        )
-
-    @property
-    def started(self) -> str:
-        return self.provenance.get("started") or ""
 
     def current(self, settings: dict | None = None) -> bool:
         """Whether the record's config is what its preset and overrides resolve to today
