@@ -3,17 +3,26 @@ lower bound, and the depth experiment end to end."""
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
 
 from nclab.errors import ConfigError
+from nclab.evidence import Ledger
 from nclab.experiments import get_experiment, resume_run, run_experiment
 from nclab.experiments.deep_ln.measure import fit_loss, measure, theory_for
+from nclab.experiments.deep_ln.schema import DeepLnSweepSummary
+from nclab.experiments.deep_ln.summary import by_depth
+from nclab.experiments.protocol import Unit, UnitResult, as_summary
+from nclab.experiments.runner import finished_units
+from nclab.experiments.schema import read_summary_versioned, validate_summary
 from nclab.models.lnresnet import LNResNet, LNTransformer, layer_norm_sphere
 from nclab.reproduce import all_claims, verdict
+from nclab.runs import RunDir
 
 EXP = get_experiment("deep-ln")
+LEDGER = Path(__file__).resolve().parents[1] / "evidence"
 TINY = [
     "data.samples_per_class=20",
     "data.test_samples_per_class=5",
@@ -156,6 +165,73 @@ def test_tiny_run_summary(tiny_run):
     assert [json.loads(x)["epoch"] for x in lines] == [10, 20, 30, 40]
 
 
+#: what a depth's seeds share (their value, no std) and what the runner writes of each unit (left
+#: out of a depth's row): neither is averaged over seeds
+SHARED = {"depth", "weight_decay", "theory"}
+BOOKKEEPING = {"seed", "schema_version", "seconds", "versions", "remeasured"}
+
+
+def test_a_depths_seeds_aggregate_as_the_unit_type_declares(tiny_run):
+    """Each depth's row: the mean and std of every measurement, the depth, λ and GUFM optimum its
+    seeds share, and the list of its seeds; before, the row held the mean seed (0.5), the mean wall
+    time and schema version, and a std of each of them and of the depth."""
+    out, s = tiny_run
+    for d in (1, 4):
+        row = s["by_depth"][f"L{d}"]
+        units = [
+            json.loads((out / "units" / f"L{d}_seed-{i}" / "summary.json").read_text())
+            for i in (0, 1)
+        ]
+        assert row["seed"] == [0, 1] and row["depth"] == d
+        assert {k: row[k] for k in SHARED} == {k: units[0][k] for k in SHARED}
+        assert not (BOOKKEEPING - {"seed"}) & set(row)
+        assert not (SHARED | BOOKKEEPING) & set(row["std"])
+        a, b = units[0]["nc1"], units[1]["nc1"]
+        assert row["nc1"] == pytest.approx((a + b) / 2, rel=1e-12)
+        assert row["std"]["nc1"] == pytest.approx(abs(a - b) / 2, rel=1e-12)
+        validate_summary("deep-ln", {**row, "seed": 0.5}, unit=True)  # as recorded before
+
+
+def test_summarize_returns_the_sweeps_typed_summary(tiny_run):
+    """``summarize`` returns :class:`DeepLnSweepSummary`; the run's summary is its fields and what
+    the runner adds (each seed's summary, the seeds, the run's bookkeeping)."""
+    out, s = tiny_run
+    cfg = EXP.config("rn1-ce-quick", [*TINY, "seeds=2"])
+    typed = EXP.summarize(cfg, finished_units(EXP, cfg, RunDir(out, create=False)))
+    assert isinstance(typed, DeepLnSweepSummary)
+    fields = as_summary(typed)
+    assert fields == {k: s[k] for k in fields}
+    runner = {"by_seed", "seed", "seeds", "experiment", "preset", "schema_version", "seconds"}
+    assert set(s) - set(fields) <= runner | {"versions", "figures"}
+
+
+def test_recorded_sweeps_read_and_aggregate_to_the_recorded_measurements():
+    """The ledger's sweeps, some recorded when a depth's row held the mean of every number (the
+    mean seed a float): each still reads, and each depth's seeds (``by_seed``) aggregate to the
+    recorded mean and std of every measurement, the recorded depth, and the seeds' list (their
+    mean where the record holds the mean)."""
+    sweeps = [r for r in Ledger(LEDGER).records() if r.experiment == "deep-ln"]
+    sweeps = [r.summary for r in sweeps if "by_depth" in r.summary]
+    assert sweeps
+    for s in sweeps:
+        read_summary_versioned("deep-ln", s)
+        units = [
+            UnitResult(Unit(key, row["seed"], {"depth": row["depth"]}), row, None)
+            for one in s["by_seed"]
+            for key, row in one["by_depth"].items()
+        ]
+        for d, new in by_depth(units).items():
+            old = s["by_depth"][f"L{d}"]
+            if isinstance(old["seed"], float):  # the mean seed
+                assert old["seed"] == sum(new["seed"]) / len(new["seed"])
+            else:
+                assert old["seed"] == new["seed"]
+            measured = set(new) - SHARED - BOOKKEEPING - {"std", "per_seed"}
+            assert new["depth"] == old["depth"] and measured
+            assert {k: new[k] for k in measured} == {k: old[k] for k in measured}
+            assert new["std"] == {k: v for k, v in old["std"].items() if k in measured}
+
+
 def test_resume_skips_finished_units_and_repeats_numbers(tiny_run, tmp_path):
     out, s = tiny_run
     cfg = EXP.config("rn1-ce-quick", [*TINY, "seeds=2"])
@@ -166,8 +242,6 @@ def test_resume_skips_finished_units_and_repeats_numbers(tiny_run, tmp_path):
     shutil.copytree(part / "units", tmp_path / "cut" / "units")
     (tmp_path / "cut" / "units" / "L1_seed-0" / "summary.json").unlink()  # one unit to redo
     cut = tmp_path / "cut"
-    from nclab.runs import RunDir
-
     RunDir(cut).write_config(cfg, experiment="deep-ln", preset="rn1-ce-quick", seeds=1)
     res = resume_run(cut)
     for d in ("L1", "L4"):

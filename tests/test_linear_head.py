@@ -11,7 +11,11 @@ import pytest
 import torch
 
 from nclab.experiments import get_experiment, resume_run, run_experiment
+from nclab.experiments.linear_head.schema import LinearHeadSweepSummary
+from nclab.experiments.protocol import as_summary
+from nclab.experiments.runner import finished_units
 from nclab.reproduce import all_claims, verdict
+from nclab.runs import RunDir
 
 EXP = get_experiment("linear-head")
 
@@ -146,6 +150,11 @@ def test_nc2_of_last_layer_improves_with_linear_depth(tmp_path):
     assert [r["L2"] for r in s["sweep"]] == [1, 4]
     assert (tmp_path / "figures" / "depth.png").is_file()
     assert len(list((tmp_path / "units").iterdir())) == 6
+    # summarize returns the sweep's typed summary, whose fields the run's summary holds
+    cfg = cfg.replace(seeds=3)
+    typed = EXP.summarize(cfg, finished_units(EXP, cfg, RunDir(tmp_path, create=False)))
+    assert isinstance(typed, LinearHeadSweepSummary)
+    assert as_summary(typed) == {k: s[k] for k in as_summary(typed)}
 
 
 def test_resume_gives_the_uninterrupted_numbers(tmp_path, monkeypatch):

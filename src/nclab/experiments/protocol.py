@@ -10,10 +10,12 @@ An experiment package defines ``EXPERIMENT = Experiment(...)`` in its ``__init__
   (``units/<key>/``, or the run directory itself for a run of one unit with ``key=""``);
 * ``setup(cfg) -> context``: what every unit of a run shares (a data set, the distributed
   group), built once per process that trains units;
-* ``train(cfg, unit, run_dir, context) -> dict``: how one unit trains (through
-  :func:`nclab.train.fit`, checkpointing into ``run_dir``) and the unit's summary;
-* ``summarize(cfg, units) -> dict``: the run's summary from the finished units
-  (default :func:`seed_summary`: the one unit's summary, or the mean over seeds);
+* ``train(cfg, unit, run_dir, context) -> summary``: how one unit trains (through
+  :func:`nclab.train.fit`, checkpointing into ``run_dir``) and the unit's summary (a dict, or
+  its ``UNIT`` model: :func:`as_summary`);
+* ``summarize(cfg, units) -> summary``: the run's summary from the finished units, a dict or its
+  ``SUMMARY`` model (default :func:`seed_summary`: the one unit's summary, or the mean over
+  seeds, each field as the type declares);
 * ``figures(cfg, run_dir, summary, units) -> [paths]``: its figures, drawn from what the run
   directory holds, so that ``nclab report RUN_DIR`` re-draws them for any finished run;
 * ``validity``: what makes one run (one seed) valid evidence for judging (:class:`Validity`:

@@ -24,6 +24,7 @@ from typing import Any
 from ..common.seeds import aggregate_summaries
 from ..protocol import UnitResult
 from .config import DeepLNConfig
+from .schema import DeepLnMonotoneSummary, MonotoneSeed
 
 
 def seed_comparison(by_role: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -49,15 +50,17 @@ def seed_comparison(by_role: dict[str, dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def summarize(cfg: DeepLNConfig, units: Sequence[UnitResult]) -> dict[str, Any]:
-    """Every seed's comparison, their mean and std (``std``) and the worst case over seeds."""
+def summarize(cfg: DeepLNConfig, units: Sequence[UnitResult]) -> DeepLnMonotoneSummary:
+    """Every seed's comparison, their mean and std (``std``, as :class:`~.schema.MonotoneSeed`
+    declares) and the worst case over seeds."""
     by_seed: dict[int, dict[str, dict[str, Any]]] = {}
     for r in units:
         by_seed.setdefault(r.unit.seed, {})[r.unit["role"]] = r.summary
     per = [seed_comparison(roles) for roles in by_seed.values()]
     mc = cfg.monotone
-    out = aggregate_summaries(per) if len(per) > 1 else dict(per[0])
-    out.update(
+    out = aggregate_summaries(per, MonotoneSeed) if len(per) > 1 else dict(per[0])
+    return DeepLnMonotoneSummary(
+        **out,
         mode="monotone",
         block=cfg.model.block,
         loss=cfg.train.loss,
@@ -69,4 +72,3 @@ def summarize(cfg: DeepLNConfig, units: Sequence[UnitResult]) -> dict[str, Any]:
         embedded_minus_continued_max=max(p["embedded_minus_continued"] for p in per),
         embedded_minus_at_embedding_max=max(p["embedded_minus_at_embedding"] for p in per),
     )
-    return out

@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import create_model
 
 from ...theory.gufm import GUFMPrediction
 from ..schema import (
+    BOOKKEEPING,
+    Agg,
     Num,
     Record,
     StdTree,
@@ -20,19 +22,28 @@ from ..schema import (
     modes,
     prediction_record,
 )
-from .summary import SLOPE_KEYS, TREND_KEYS
+
+#: the metrics whose trend from the shallowest to the deepest network is summarised
+#: (:func:`.summary.trend`)
+TREND_KEYS = ("nc1", "nc2", "nc2_w", "nc3_match", "nc3_cos_dist", "objective_gap", "w_norm_gap")
+#: the metrics whose power law in depth is fitted (the paper's Figure 1: NC1, NC2 of W_L, NC3;
+#: :func:`.summary.slopes`)
+SLOPE_KEYS = ("nc1", "nc2", "nc2_w", "nc3_match", "nc3_cos_dist", "objective_gap")
 
 GUFM = prediction_record(GUFMPrediction)
 
 
 class Unit(UnitRecord):
-    """One trained network (:func:`.train.train_network`), or the mean over seeds of the networks of
-    one depth with their ``std`` (``seed`` is then the mean seed)."""
+    """One trained network (:func:`.train.train_network`), or the networks of one depth over seeds
+    (:func:`.summary.by_depth`): each measurement's mean, with its std in ``std``; the depth, its
+    λ and its GUFM optimum, which every seed shares; ``seed``, the list of the seeds."""
 
-    depth: int
-    seed: float
-    weight_decay: float
-    theory: GUFM  # the GUFM optimum at this network's λ
+    depth: Annotated[int, Agg.SAME]
+    #: the network's seed; over seeds, the list of them (a record written before summaries declared
+    #: their aggregation holds the mean seed, a float: read, never written)
+    seed: Annotated[int | list[int] | float, Agg.PER_SEED]
+    weight_decay: Annotated[float, Agg.SAME]  # λ of this depth (λ/L with wd_over_depth)
+    theory: Annotated[GUFM, Agg.SAME]  # the GUFM optimum at this network's λ
     nc1: Num
     nc1_trace: Num
     nc2_etf: Num
@@ -61,10 +72,10 @@ class Unit(UnitRecord):
     #: of the deeper one it was embedded into, at the embedding, before training on
     objective_shallow_at_embedding: Num = None
     objective_embedded_at_embedding: Num = None
-    std: StdTree = None
+    std: Annotated[StdTree, BOOKKEEPING] = None
 
 
-#: each metric of :data:`.summary.TREND_KEYS` at the shallowest and the deepest network, their
+#: each metric of :data:`TREND_KEYS` at the shallowest and the deepest network, their
 #: ratio and its Spearman correlation with depth (:func:`.summary.trend`)
 Trend = create_model(
     "Trend",
@@ -85,7 +96,7 @@ class Slope(Record):
     per_seed: list[Num]
 
 
-#: the slope of each metric of :data:`.summary.SLOPE_KEYS` (:func:`.summary.slopes`)
+#: the slope of each metric of :data:`SLOPE_KEYS` (:func:`.summary.slopes`)
 Slopes = create_model("Slopes", __base__=Record, **{k: (Slope, ...) for k in SLOPE_KEYS})
 
 

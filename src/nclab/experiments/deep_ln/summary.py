@@ -1,5 +1,6 @@
 """Summary of the ``deep-ln`` experiment: every metric against depth, the trend from the shallowest
-to the deepest network, and the GUFM lower bound checked on every trained network."""
+to the deepest network, and the GUFM lower bound checked on every trained network; returned as its
+declared type (:class:`~.schema.DeepLnSweepSummary`, :class:`~.schema.DeepLnMonotoneSummary`)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,7 @@ from ..common.seeds import aggregate_summaries
 from ..protocol import UnitResult
 from . import monotone
 from .limit import limit
-
-TREND_KEYS = ("nc1", "nc2", "nc2_w", "nc3_match", "nc3_cos_dist", "objective_gap", "w_norm_gap")
-#: the metrics whose power law in depth is fitted (the paper's Figure 1: NC1, NC2 of W_L, NC3)
-SLOPE_KEYS = ("nc1", "nc2", "nc2_w", "nc3_match", "nc3_cos_dist", "objective_gap")
+from .schema import SLOPE_KEYS, TREND_KEYS, DeepLnMonotoneSummary, DeepLnSweepSummary, Unit
 
 
 def loglog_slope(xs: list[float], ys: list[float]) -> float | None:
@@ -123,7 +121,7 @@ def trend(by_depth: dict[int, dict]) -> dict[str, Any]:
     return out
 
 
-def summarize(cfg, units: Sequence[UnitResult]) -> dict[str, Any]:
+def summarize(cfg, units: Sequence[UnitResult]) -> DeepLnSweepSummary | DeepLnMonotoneSummary:
     """The run's summary from its finished units (a monotone comparison: :mod:`.monotone`)."""
     if cfg.mode == "monotone":
         return monotone.summarize(cfg, units)
@@ -131,11 +129,13 @@ def summarize(cfg, units: Sequence[UnitResult]) -> dict[str, Any]:
 
 
 def by_depth(units: Sequence[UnitResult]) -> dict[int, dict[str, Any]]:
-    """Each depth's summary: its one unit's, or its seeds' aggregated."""
+    """Each depth's summary: its one unit's, or its seeds' aggregated as :class:`~.schema.Unit`
+    declares (each measurement's mean and std; the depth, λ and GUFM optimum the seeds share; the
+    list of the seeds; no wall time or versions), with ``per_seed``."""
     per: dict[int, list[dict[str, Any]]] = {}
     for r in units:
         per.setdefault(r.unit["depth"], []).append(r.summary)
-    return {d: aggregate_summaries(s) if len(s) > 1 else s[0] for d, s in per.items()}
+    return {d: aggregate_summaries(s, Unit) if len(s) > 1 else s[0] for d, s in per.items()}
 
 
 def depth_limit(by_depth: dict[int, dict]) -> dict[str, Any] | None:
@@ -149,8 +149,8 @@ def depth_limit(by_depth: dict[int, dict]) -> dict[str, Any] | None:
     return limit(depths, objectives, optima[0] if same else None)
 
 
-def depth_summary(cfg, by_depth: dict[int, dict]) -> dict[str, Any]:
-    """The run's summary.json from the (seed-aggregated) summary of each depth; without figures."""
+def depth_summary(cfg, by_depth: dict[int, dict]) -> DeepLnSweepSummary:
+    """The run's summary from the (seed-aggregated) summary of each depth; without figures."""
     depths = sorted(by_depth)
     first, last = depths[0], depths[-1]
     units = [u for d in depths for u in _units(by_depth[d])]
@@ -158,23 +158,23 @@ def depth_summary(cfg, by_depth: dict[int, dict]) -> dict[str, Any]:
     margins = [u["gufm_objective"] - u["theory"]["objective"] for u in units]
     tol = 1e-9 * max(1.0, max(abs(u["theory"]["objective"]) for u in units))
     rows = {f"L{d}": {k: v for k, v in by_depth[d].items() if k != "per_seed"} for d in depths}
-    return {
-        "loss": cfg.train.loss,
-        "block": cfg.model.block,
-        "width": cfg.model.width,
-        "data": cfg.data.name,
-        "num_classes": units[0]["theory"]["K"],
-        "depths": depths,
-        "weight_decay": cfg.train.weight_decay,
-        "wd_over_depth": cfg.train.wd_over_depth,
-        "by_depth": rows,
-        "trend": trend(by_depth),
-        "slopes": slopes(by_depth),
-        "theory": {"first": by_depth[first]["theory"], "last": by_depth[last]["theory"]},
-        "limit": depth_limit(by_depth),
-        "lower_bound_holds": all(m >= -tol for m in margins),
-        "min_margin_to_gufm_optimum": min(margins),
-        "sphere_error_max": max(u["sphere_error"] for u in units),
-        "train_acc_min": min(u["train_acc"] for u in units),
-        "test_acc_mean": sum(u["test_acc"] or 0.0 for u in units) / len(units),
-    }
+    return DeepLnSweepSummary(
+        loss=cfg.train.loss,
+        block=cfg.model.block,
+        width=cfg.model.width,
+        data=cfg.data.name,
+        num_classes=units[0]["theory"]["K"],
+        depths=depths,
+        weight_decay=cfg.train.weight_decay,
+        wd_over_depth=cfg.train.wd_over_depth,
+        by_depth=rows,
+        trend=trend(by_depth),
+        slopes=slopes(by_depth),
+        theory={"first": by_depth[first]["theory"], "last": by_depth[last]["theory"]},
+        limit=depth_limit(by_depth),
+        lower_bound_holds=all(m >= -tol for m in margins),
+        min_margin_to_gufm_optimum=min(margins),
+        sphere_error_max=max(u["sphere_error"] for u in units),
+        train_acc_min=min(u["train_acc"] for u in units),
+        test_acc_mean=sum(u["test_acc"] or 0.0 for u in units) / len(units),
+    )

@@ -52,7 +52,7 @@ from .distributed import ranks_agree, setup_distributed
 from .lr_bound import sweep_record as lr_bound_sweep
 from .minimiser import conditioning_derived
 from .plateau import plateau_derived
-from .schema import Derived
+from .schema import Derived, LinearHeadSummary, LinearHeadSweepSummary
 from .sharpness import sharpness_derived
 
 SCALARS = ("train_mse", "train_acc", "test_acc")
@@ -202,10 +202,10 @@ def _aggregate(group: list[tuple[dict, dict, list]]) -> dict[str, Any]:
     return out
 
 
-def summarize(cfg, units: Sequence[UnitResult]) -> dict[str, Any]:
-    """The run's summary from its finished units (every rank under ``torchrun``): the networks'
-    summary (:func:`results_summary`), the world size and, with several ranks, whether every rank
-    reports the same numbers (``ddp``)."""
+def summarize(cfg, units: Sequence[UnitResult]) -> LinearHeadSummary | LinearHeadSweepSummary:
+    """The run's summary from its finished units (every rank under ``torchrun``), as its declared
+    type: the networks' summary (:func:`results_summary`), the world size and, with several ranks,
+    whether every rank reports the same numbers (``ddp``)."""
     _, world, _ = setup_distributed(cfg.device)  # joined already unless every unit was finished
     if world > 1:
         import torch.distributed as dist
@@ -223,7 +223,7 @@ def summarize(cfg, units: Sequence[UnitResult]) -> dict[str, Any]:
     out["ddp"] = {"world_size": world}
     if world > 1:
         out["ddp"]["ranks_agree"] = ranks_agree(out)
-    return out
+    return (LinearHeadSummary if cfg.sweep == "none" else LinearHeadSweepSummary)(**out)
 
 
 def results_summary(cfg, results: list[tuple[dict, dict, list]]) -> dict[str, Any]:
