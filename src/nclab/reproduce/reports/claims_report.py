@@ -42,7 +42,7 @@ from .views import (
     STATUS_MARK,
     badge,
     check_cell,
-    check_rows,
+    check_table,
     counts_text,
     cut,
     diagnosis_text,
@@ -185,24 +185,23 @@ def _md_checks(r: Any) -> list[str]:
     """The checks per scale: status, seeds, value against threshold, and why an untestable one
     cannot be evidence."""
     lines: list[str] = []
-    rows = check_rows(r)
+    judged, rows = check_table(r)
     if rows:
-        judged = [s for s in SCALES if any(s in by for *_, by in rows)]
         lines += ["", "| check | kind | " + " | ".join(judged) + " |"]
         lines.append("|---|---|" + "---|" * len(judged))
-        for name, kind, desc, by in rows:
-            cells = []
-            for s in judged:
-                c = by.get(s)
-                if c is None:
-                    cells.append("—")
-                    continue
-                status, seeds, vs = check_cell(c)
-                cells.append(f"{STATUS_MARK[status]} {status} {seeds}" + (f": {vs}" if vs else ""))
+        for name, kind, desc, outcomes in rows:
+            cells = [_md_cell(c) for c in outcomes]
             lines.append(
                 f"| `{name}` — {_md(desc)} | {kind} | " + " | ".join(_md(x) for x in cells) + " |"
             )
     return lines
+
+
+def _md_cell(c: Any) -> str:
+    if c is None:
+        return "—"
+    status, seeds, vs = check_cell(c)
+    return f"{STATUS_MARK[status]} {status} {seeds}" + (f": {vs}" if vs else "")
 
 
 def write_reports(

@@ -134,32 +134,30 @@ def _ladder_html(r: Any, out: Path, meta: Mapping[str, Any]) -> str:
 
 def _checks_html(r: Any) -> str:
     e = html.escape
-    rows = views.check_rows(r)
+    judged, rows = views.check_table(r)
     if not rows:
         return ""
-    judged = [s for s in views.SCALES if any(s in by for *_, by in rows)]
-    body = []
-    for name, kind, desc, by in rows:
-        cells = []
-        for s in judged:
-            c = by.get(s)
-            if c is None:
-                cells.append("<td class='st'>—</td>")
-                continue
-            status, seeds, vs = views.check_cell(c)
-            detail = c.get("detail", "")
-            cells.append(
-                f"<td class='st' title='{e(detail)}'><span class='b {views.STATUS_CLASS[status]}'>"
-                f"<b>{views.STATUS_MARK[status]} {status}</b><small>{e(seeds)}</small></span>"
-                + (f"<br><small>{e(vs)}</small>" if vs else "")
-                + "</td>"
-            )
-        body.append(
-            f"<tr class='{e(kind)}'><td><code>{e(name)}</code><br><small>{e(desc)}</small></td>"
-            f"<td>{e(kind)}</td>{''.join(cells)}</tr>"
-        )
+    body = [
+        f"<tr class='{e(kind)}'><td><code>{e(name)}</code><br><small>{e(desc)}</small></td>"
+        f"<td>{e(kind)}</td>{''.join(_check_cell_html(c) for c in outcomes)}</tr>"
+        for name, kind, desc, outcomes in rows
+    ]
     head = "<tr><th>check</th><th>kind</th>" + "".join(f"<th>{s}</th>" for s in judged) + "</tr>"
     return f"<table class='checks'>{head}{''.join(body)}</table>"
+
+
+def _check_cell_html(c: Any) -> str:
+    e = html.escape
+    if c is None:
+        return "<td class='st'>—</td>"
+    status, seeds, vs = views.check_cell(c)
+    return (
+        f"<td class='st' title='{e(c.get('detail', ''))}'><span class='b "
+        f"{views.STATUS_CLASS[status]}'><b>{views.STATUS_MARK[status]} {status}</b>"
+        f"<small>{e(seeds)}</small></span>"
+        + (f"<br><small>{e(vs)}</small>" if vs else "")
+        + "</td>"
+    )
 
 
 def _values_html(r: Any) -> str:

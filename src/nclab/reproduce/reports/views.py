@@ -366,6 +366,15 @@ def check_rows(r: Any) -> list[tuple[str, str, str, dict[str, Mapping[str, Any]]
     return sorted(out, key=lambda row: ROLE_ORDER.get(row[1], 3))
 
 
+def check_table(r: Any) -> tuple[list[str], list[tuple[str, str, str, list[Any]]]]:
+    """A claim's check table: the scales that judged a check, and per check (:func:`check_rows`)
+    its name, kind, description and outcome at each of those scales (None where it was not
+    judged there)."""
+    rows = check_rows(r)
+    judged = [s for s in SCALES if any(s in by for *_, by in rows)]
+    return judged, [(n, k, d, [by.get(s) for s in judged]) for n, k, d, by in rows]
+
+
 def threshold_origin(c: Mapping[str, Any]) -> str:
     """Where a check's threshold comes from, as its outcome carries it: ``"threshold ours:
     <reason>"`` for a value we chose, ``"threshold: the paper's (<where>)"``, else ``""``."""
