@@ -20,6 +20,8 @@ from ..registry import Claim, RunSpec, Variant
 from ._common import claims_of, main_run
 
 PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
+#: a claim of this paper (its id prefix ``jacot/``)
+jacot_claim = claims_of(PAPER, "jacot")
 
 
 def assumption_9() -> Check:
@@ -125,7 +127,7 @@ def _figure_run(preset: str, full: str = "") -> dict[str, RunSpec]:
 def _figure(preset: str, where: str, claim: str, **fields: Any) -> Claim:
     """The claim of a §6 figure, named and run after its preset (:func:`_figure_run`);
     ``fields``: the rest of the claim."""
-    return claims_of(PAPER, "jacot")(preset, where, claim, runs=_figure_run(preset), **fields)
+    return jacot_claim(preset, where, claim, runs=_figure_run(preset), **fields)
 
 
 CLAIMS = [
@@ -355,11 +357,10 @@ CLAIMS = [
             )
         ],
     ),
-    Claim(
-        id="jacot/balancedness-rate",
-        paper=PAPER,
-        where="§4, Thm 4.4 and Prop. 4.5 (proof in App. B: the recursion of D_l)",
-        claim="Under gradient descent with weight decay and no momentum, the loss falls first "
+    jacot_claim(
+        "balancedness-rate",
+        "§4, Thm 4.4 and Prop. 4.5 (proof in App. B: the recursion of D_l)",
+        "Under gradient descent with weight decay and no momentum, the loss falls first "
         "(phase 1) and the linear layers then become balanced (phase 2): for every pair of "
         "consecutive linear layers, ||W_(l+1)^T W_(l+1) - W_l W_l^T||_op decays by the exact "
         "factor (1 - eta lambda)^2 per step once the gradients are small.",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...experiments.protocol import Validity
 from ..checks import Check, Principle, beyond, ours
 from ..registry import Claim
-from .jacot import PAPER
+from .jacot import jacot_claim
 from .jacot_beyond import _bounds_run
 
 LEMMA_WHY = ours(
@@ -46,11 +46,10 @@ _BRACKETED = Validity(
 
 
 CLAIMS: list[Claim] = [
-    Claim(
-        id="jacot/lemma-c2",
-        paper=PAPER,
-        where="App. C, Lemma C.2",
-        claim="If the linear head is approximately balanced (ε2) with ‖W_l‖_op <= r, then "
+    jacot_claim(
+        "lemma-c2",
+        "App. C, Lemma C.2",
+        "If the linear head is approximately balanced (ε2) with ‖W_l‖_op <= r, then "
         "‖(W_L W_Lᵀ)^L2 - W_(L:L1+1)W_(L:L1+1)ᵀ‖_op <= L2²/2 · ε2 · r^(2(L2-1)): on the trained "
         "network of Theorem 3.1's certificate.",
         runs=_bounds_run("thm31-bounds"),
@@ -86,11 +85,10 @@ CLAIMS: list[Claim] = [
         note="lemma_c2 is computed from the trained head's float64 weights beside Theorem 3.1's "
         "certificate (linear_head.measure.lemma_c2).",
     ),
-    Claim(
-        id="jacot/balanced-kappa",
-        paper=PAPER,
-        where="§5 (κ(W_L) = κ(W_(L:L1+1))^(1/L2)); App. C, Lemma C.2",
-        claim="Balancedness gives κ(W_L) = κ(W_(L:L1+1))^(1/L2) (§5); for an approximately "
+    jacot_claim(
+        "balanced-kappa",
+        "§5 (κ(W_L) = κ(W_(L:L1+1))^(1/L2)); App. C, Lemma C.2",
+        "Balancedness gives κ(W_L) = κ(W_(L:L1+1))^(1/L2) (§5); for an approximately "
         "balanced head it holds within the perturbation Lemma C.2 allows: on the trained network "
         "of Theorem 3.1's certificate.",
         runs=_bounds_run("thm31-bounds", _BRACKETED),

@@ -20,7 +20,7 @@ from ...experiments.protocol import Validity
 from ..checks import AnyCheck, Check, Equals, Principle, beyond, compare, ours, sanity
 from ..registry import Claim
 from ._common import main_run
-from .laurent import NO_WD, NO_WD_GPU_SECONDS, PAPER, THM2_SMALL, _theorem, fc_claim
+from .laurent import NO_WD, NO_WD_GPU_SECONDS, THM2_SMALL, _theorem, fc_claim
 from .laurent import _spec as _fc_run
 
 EXP = "fc-lemmas"
@@ -692,11 +692,10 @@ def _second_half(alias: str, what: str, key: str, op: str) -> Check:
 
 
 CLAIMS += [
-    Claim(
-        id="feature-collapse/no-wd-norms-grow",
-        paper=PAPER,
-        where="§2, remark after (5); App. A.1",
-        claim="Without weight decay (λ = 0) the objectives typically have no global minimum: "
+    fc_claim(
+        "no-wd-norms-grow",
+        "§2, remark after (5); App. A.1",
+        "Without weight decay (λ = 0) the objectives typically have no global minimum: "
         "trained without it (App. A.1's four networks), the weights keep growing while the loss "
         "falls; with weight decay (Fig. 3's h) they settle.",
         runs={
@@ -740,11 +739,10 @@ CLAIMS += [
         "and u norms, the training cross-entropy); the quick presets run 100 to 1500 epochs of "
         "the smaller problems, the full ones the paper's 5 million steps (GPU work)",
     ),
-    Claim(
-        id="feature-collapse/thm3-zipf-constant",
-        paper=PAPER,
-        where="§3.2, Theorem 3 (the constant c); §2.2, Fig. 4c",
-        claim="Theorem 3's constant c (the norm of the u_{k,ℓ} of h*'s type-II minimiser) does "
+    fc_claim(
+        "thm3-zipf-constant",
+        "§3.2, Theorem 3 (the constant c); §2.2, Fig. 4c",
+        "Theorem 3's constant c (the norm of the u_{k,ℓ} of h*'s type-II minimiser) does "
         "not depend on the word frequencies: with Zipf words (Fig. 4c's h*) the mean u norm is "
         "Theorem 3's value, as with uniform words (fig3-ln).",
         runs={"main": _fc_run("fig4c")},
@@ -760,11 +758,10 @@ CLAIMS += [
         note="the same tolerance as fig3-ln's check of c with uniform words (10 %: h*'s SGD "
         "iterate is not the minimiser); the fig4b-vs-fig4c claim runs the same fig4c presets",
     ),
-    Claim(
-        id="feature-collapse/frequent-larger-thm2",
-        paper=PAPER,
-        where="§3.1 (eq. (7)); App. G.2, Proposition D",
-        claim="Where Theorem 2 applies (all K = nc^L latent variables, λ below its bound: "
+    fc_claim(
+        "frequent-larger-thm2",
+        "§3.1 (eq. (7)); App. G.2, Proposition D",
+        "Where Theorem 2 applies (all K = nc^L latent variables, λ below its bound: "
         "thm2-small), more frequent words receive larger embeddings: the mean norm of the β-th "
         "most frequent words falls strictly with β, and the norm follows the frequency.",
         runs={"main": THM2_SMALL},
