@@ -14,7 +14,7 @@ from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import INTERPOLATES, Check, Principle, Ratio, beyond, ours, sanity
 from ..registry import RunSpec
 from ._common import main_run
-from .jacot import beats_competitor, jacot_claim, thm52_applies
+from .jacot import beats_competitor, holds, jacot_claim, thm52_applies
 
 #: why the edge-of-stability checks allow 30 %
 EOS_WHY = ours(
@@ -112,33 +112,27 @@ CLAIMS = [
             "kappa of the head": "bounded at the minimiser; kappa(W_L) -> 1 as L2 grows (§5.1)",
         },
         checks=[
-            sanity(
-                Check(
-                    "Prop. 5.1: the measured kappa(W_(L:L1+1)) is within the bound (17)",
-                    "derived.cond_prop51_log10_ratio",
-                    "<=",
-                    0.0,
-                    name="prop51-holds",
-                )
+            holds(
+                "Prop. 5.1: the measured kappa(W_(L:L1+1)) is within the bound (17)",
+                "derived.cond_prop51_log10_ratio",
+                "<=",
+                0.0,
+                "prop51-holds",
             ),
             thm52_applies(),
-            sanity(
-                Check(
-                    "Thm 5.2: the measured kappa(W_(L:L1+1)) is within the bound (18)",
-                    "derived.cond_thm52_log10_ratio",
-                    "<=",
-                    0.0,
-                    name="thm52-product-holds",
-                )
+            holds(
+                "Thm 5.2: the measured kappa(W_(L:L1+1)) is within the bound (18)",
+                "derived.cond_thm52_log10_ratio",
+                "<=",
+                0.0,
+                "thm52-product-holds",
             ),
-            sanity(
-                Check(
-                    "Thm 5.2: the measured kappa(W_L) is within (18) with exponent 1/L2",
-                    "derived.cond_thm52_log10_ratio_wl",
-                    "<=",
-                    0.0,
-                    name="thm52-wl-holds",
-                )
+            holds(
+                "Thm 5.2: the measured kappa(W_L) is within (18) with exponent 1/L2",
+                "derived.cond_thm52_log10_ratio_wl",
+                "<=",
+                0.0,
+                "thm52-wl-holds",
             ),
             Check(
                 "the trained network interpolates as a global minimiser must (eps1 within the "
@@ -181,33 +175,27 @@ CLAIMS = [
         theory={"bound (20) on ||Theta||_op": "derived.ntk_lower_bound"},
         paper_values={"||Theta||_op": ">= (s_K(Y) - eps1)^2 L2 / (K^2 r^2)"},
         checks=[
-            sanity(
-                Check(
-                    "(20): the measured ||Theta||_op is at least the lower bound",
-                    "derived.ntk_over_lower_bound",
-                    ">=",
-                    1.0,
-                    name="ntk-lower-bound-holds",
-                )
+            holds(
+                "(20): the measured ||Theta||_op is at least the lower bound",
+                "derived.ntk_over_lower_bound",
+                ">=",
+                1.0,
+                "ntk-lower-bound-holds",
             ),
-            sanity(
-                Check(
-                    "the proof's sharper step: the head's NTK >= (s_K - eps1)^2 / (K^2 r^2) "
-                    "sum_l kappa(W_(L:l))^2",
-                    "derived.ntk_head_over_sum_bound",
-                    ">=",
-                    1.0,
-                    name="head-ntk-sum-bound-holds",
-                )
+            holds(
+                "the proof's sharper step: the head's NTK >= (s_K - eps1)^2 / (K^2 r^2) "
+                "sum_l kappa(W_(L:l))^2",
+                "derived.ntk_head_over_sum_bound",
+                ">=",
+                1.0,
+                "head-ntk-sum-bound-holds",
             ),
-            sanity(
-                Check(
-                    "for every M, the best kappa(W_(L:l)), l <= L1 + M, is within the bound",
-                    "derived.ntk_kappa_over_bound_max",
-                    "<=",
-                    1.0,
-                    name="kappa-bound-holds",
-                )
+            holds(
+                "for every M, the best kappa(W_(L:l)), l <= L1 + M, is within the bound",
+                "derived.ntk_kappa_over_bound_max",
+                "<=",
+                1.0,
+                "kappa-bound-holds",
             ),
             Check(
                 "(19): the top Hessian eigenvalue of the paper's loss is ||Theta||_op within 5 %",

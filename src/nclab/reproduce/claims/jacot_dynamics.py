@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..checks import Check, Principle, Ratio, at_most, compare, interpolates, ours, sanity
 from ..registry import RunSpec
-from .jacot import assumption_9, jacot_claim
+from .jacot import assumption_9, holds, jacot_claim
 
 #: the paper's exponent of lambda in the time (the 1/lambda term, which dominates for small lambda)
 EXPONENT = -1.0
@@ -239,36 +239,30 @@ CLAIMS.append(
                 name="interpolation-25",
                 source=INTERP_WHY,
             ),
-            sanity(
-                Check(
-                    "imbalance of the linear layers <= eps2 at t*, every eps1",
-                    "imbalance_over_eps2_max",
-                    "<=",
-                    1.0,
-                    name="balanced-eps2",
-                    source="Thm 4.4's proof (||D_l^k||_op <= eps2); in the flow D_l(t) = "
-                    "exp(-2 lambda t) D_l(0) exactly, so at t* it holds with slack by algebra",
-                )
+            holds(
+                "imbalance of the linear layers <= eps2 at t*, every eps1",
+                "imbalance_over_eps2_max",
+                "<=",
+                1.0,
+                "balanced-eps2",
+                source="Thm 4.4's proof (||D_l^k||_op <= eps2); in the flow D_l(t) = "
+                "exp(-2 lambda t) D_l(0) exactly, so at t* it holds with slack by algebra",
             ),
-            sanity(
-                Check(
-                    "||Z_(L-2)||, ||Z_(L-1)||, ||W_l|| (linear) <= r of (12) at t*",
-                    "r_ratio_max",
-                    "<=",
-                    1.0,
-                    name="bounded-by-r",
-                    source="(12) and the proof of Thm 4.4 (r is large: slack by orders)",
-                )
+            holds(
+                "||Z_(L-2)||, ||Z_(L-1)||, ||W_l|| (linear) <= r of (12) at t*",
+                "r_ratio_max",
+                "<=",
+                1.0,
+                "bounded-by-r",
+                source="(12) and the proof of Thm 4.4 (r is large: slack by orders)",
             ),
-            sanity(
-                Check(
-                    "NC1 <= bound (11) at t*, every eps1",
-                    "nc1_over_bound11_max",
-                    "<=",
-                    1.0,
-                    name="nc1-below-bound-11",
-                    source="Thm 4.4, (11) as printed (vacuous here: above NC1 at initialisation)",
-                )
+            holds(
+                "NC1 <= bound (11) at t*, every eps1",
+                "nc1_over_bound11_max",
+                "<=",
+                1.0,
+                "nc1-below-bound-11",
+                source="Thm 4.4, (11) as printed (vacuous here: above NC1 at initialisation)",
             ),
             assumption_9(),
             sanity(
