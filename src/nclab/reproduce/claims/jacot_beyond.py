@@ -9,10 +9,12 @@ Length: six claims, each with its checks and the reasons for their thresholds.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...experiments.protocol import Validity
 from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import INTERPOLATES, Check, Principle, Ratio, beyond, ours, sanity
-from ..registry import RunSpec
+from ..registry import Claim, RunSpec
 from ._common import main_run
 from .jacot import beats_competitor, holds, jacot_claim, thm52_applies
 
@@ -81,6 +83,15 @@ def _bounds_run(preset: str, *valid: Validity) -> dict[str, RunSpec]:
     """The network of ours a claim tests proved bounds on: ``linear-head``'s ``<preset>-quick``
     and ``preset`` (``valid``: :func:`~._common.main_run`'s)."""
     return main_run("linear-head", f"{preset}-quick", preset, _NO_RUN, *valid)
+
+
+def _certificate_claim(id: str, where: str, claim: str, *valid: Validity, **fields: Any) -> Claim:
+    """A claim on the network of Theorem 3.1's certificate (``thm31-bounds``: :func:`_bounds_run`
+    with ``valid``) and its run times; ``fields``: the rest of the claim."""
+    runs = _bounds_run("thm31-bounds", *valid)
+    return jacot_claim(
+        id, where, claim, runs=runs, quick_seconds=20.0, full_seconds=900.0, **fields
+    )
 
 
 CLAIMS = [
@@ -445,13 +456,12 @@ CLAIMS = [
         "no step interpolates within the 1000 epochs (train accuracy at most 0.66 over the grid, "
         "tried once), so the step there is undefined and the depths stop at 4.",
     ),
-    jacot_claim(
+    _certificate_claim(
         "thm31-nc2-nc3",
         "§3, Thm 3.1, bounds (2)-(5) (NC1, kappa(W_L), NC2, NC3)",
         "On a network that interpolates closely with a well-balanced linear head and bounded "
         "representations, all four bounds of Theorem 3.1 apply and hold: NC1 (2), kappa(W_L) (3), "
         "NC2 (4) and NC3 (5).",
-        runs=_bounds_run("thm31-bounds"),
         measured={
             "NC1 of Z_(L-1)": "certificate.measured.nc1_trace",
             "kappa(W_L)": "certificate.measured.kappa_wl",
@@ -493,8 +503,6 @@ CLAIMS = [
                 )
             ),
         ],
-        quick_seconds=20.0,
-        full_seconds=900.0,
         note="On the fig1 presets (K = 10, n_(L-1) = 128, Adam) only the NC1 bound applies: (3)-(5) "
         "need eps2 ~ 1e-5 and r^2 eps1 / s_K(Y) < 1, which few classes, few samples and long "
         "full-batch GD reach (docs/theory-jacot.md). How informative the bounds are at the full "
