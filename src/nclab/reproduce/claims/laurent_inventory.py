@@ -16,7 +16,7 @@ from dataclasses import replace
 from ...experiments.fc_landscape.config import FLOAT_FLOOR
 from ...experiments.feature_collapse.presets import PAPER as REPORTED
 from ...verdicts import Diagnosis, DiagnosisKind
-from ..checks import Check, Equals, Principle, Ratio, ours, sanity
+from ..checks import Check, Equals, Principle, Ratio, ours, sanity, to_precision
 from ..registry import Claim, RunSpec
 from .laurent import (
     _ACC,
@@ -476,17 +476,14 @@ CLAIMS: list[Claim] = [
                 ),
             ),
             sanity(
-                Check(
+                to_precision(
                     "Theorem 2's bound equals the exact zero threshold ‖∇f(0)‖_op",
-                    path="above:lam_threshold_rel_gap",
-                    op="<=",
-                    value=1e-9,
-                    name="bound-is-threshold",
-                    ours=ours(
-                        Principle.NUMERICAL,
-                        "an identity for K = nc^L (docs/theory-feature-collapse.md), to float64 "
-                        "precision with room",
-                    ),
+                    "above:lam_threshold_rel_gap",
+                    "<=",
+                    1e-9,
+                    "bound-is-threshold",
+                    "an identity for K = nc^L (docs/theory-feature-collapse.md), to float64 "
+                    "precision with room",
                 )
             ),
             sanity(

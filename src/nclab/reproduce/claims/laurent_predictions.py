@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ...experiments.fc_lemmas.config import FLOAT_TOL
 from ...experiments.protocol import Validity
-from ..checks import AnyCheck, Check, Equals, Principle, beyond, compare, ours, sanity
+from ..checks import AnyCheck, Check, Equals, Principle, beyond, compare, ours, sanity, to_precision
 from ..registry import Claim
 from ._common import main_run
 from .laurent import NO_WD, NO_WD_GPU_SECONDS, THM2_SMALL, _theorem, fc_claim
@@ -166,16 +166,13 @@ CLAIMS: list[Claim] = [
             "(iii) fitted θ_r vs nc r / ((nc-1) L)": "lemma_b.theta_rel_gap",
         },
         [
-            Check(
+            to_precision(
                 "(i) |S_r(k)| does not depend on k (spread == 0)",
-                path="lemma_b.sphere_size_spread",
-                op="==",
-                value=0,
-                name="sphere-sizes",
-                ours=ours(
-                    Principle.NUMERICAL,
-                    "numerical precision: an exact count (the sizes are integers)",
-                ),
+                "lemma_b.sphere_size_spread",
+                "==",
+                0,
+                "sphere-sizes",
+                "numerical precision: an exact count (the sizes are integers)",
                 depends_on=(),
             ),
             _exact(
@@ -511,17 +508,14 @@ CLAIMS: list[Claim] = [
             "Theorem 2's bound on λ": "system.lam_bound",
         },
         [
-            Check(
+            to_precision(
                 "every converged start ends at one solution (distinct solutions == 1)",
-                path="system.distinct",
-                op="==",
-                value=1,
-                name="unique",
-                ours=ours(
-                    Principle.NUMERICAL,
-                    "numerical precision: an exact count of the solutions that differ by more "
-                    "than the solves' precision (1e-8 relative)",
-                ),
+                "system.distinct",
+                "==",
+                1,
+                "unique",
+                "numerical precision: an exact count of the solutions that differ by more "
+                "than the solves' precision (1e-8 relative)",
                 depends_on=(),
             ),
             Equals(
@@ -531,17 +525,14 @@ CLAIMS: list[Claim] = [
                 name="ordered",
                 depends_on=(),
             ),
-            Check(
+            to_precision(
                 "the solution is fc_thm2's (max relative deviation <= 1e-8)",
-                path="system.max_rel_dev",
-                op="<=",
-                value=1e-8,
-                name="is-fc-thm2",
-                ours=ours(
-                    Principle.NUMERICAL,
-                    "numerical precision of the solves: a log-residual <= 1e-12 moves the "
-                    "solution by at most ~1e-10 relatively (the distinct-solution tolerance)",
-                ),
+                "system.max_rel_dev",
+                "<=",
+                1e-8,
+                "is-fc-thm2",
+                "numerical precision of the solves: a log-residual <= 1e-12 moves the "
+                "solution by at most ~1e-10 relatively (the distinct-solution tolerance)",
                 depends_on=(),
             ),
             sanity(

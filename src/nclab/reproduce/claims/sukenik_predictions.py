@@ -6,7 +6,7 @@ read at the end of the GUFM-MSE run (``ufm`` preset ``gufm-mse``).
 from __future__ import annotations
 
 from ...experiments.ufm.config import REACHED_GAP
-from ..checks import Check, Principle, ours
+from ..checks import Check, Principle, ours, to_precision
 from ..registry import Claim
 from .sukenik import _proof_run, sukenik_claim
 
@@ -50,18 +50,15 @@ CLAIMS: list[Claim] = [
                 ours=RATE_WHY,
                 depends_on=(),
             ),
-            Check(
+            to_precision(
                 f"‖w_k‖ is below d^(-1/2) by more than the norm's precision (1 - √d max ‖w_k‖ > "
                 f"{NORM_PRECISION:g})",
-                path="w_norm_sphere_margin",
-                op=">",
-                value=NORM_PRECISION,
-                name="w-norm-margin",
-                ours=ours(
-                    Principle.NUMERICAL,
-                    "numerical precision: the run's ‖w_k‖ is exact to 1e-6 (sukenik/gufm-mse's "
-                    "norm check), so a margin above it is a non-zero margin",
-                ),
+                "w_norm_sphere_margin",
+                ">",
+                NORM_PRECISION,
+                "w-norm-margin",
+                "numerical precision: the run's ‖w_k‖ is exact to 1e-6 (sukenik/gufm-mse's "
+                "norm check), so a margin above it is a non-zero margin",
                 depends_on=(),
             ),
         ],

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ...experiments.ufm.config import COLLAPSED, REACHED_GAP
 from ...verdicts import Diagnosis, DiagnosisKind
-from ..checks import Check, Equals, Principle, ours, sanity
+from ..checks import Check, Equals, Principle, ours, sanity, to_precision
 from ..registry import Claim, RunSpec
 from .tirer_bruna import EXACT, EXP, QUARTIC, _limit_frame, _rate, _sweep, tb_claim
 
@@ -314,17 +314,14 @@ CLAIMS.append(
         theory={"minimum (Theorem 3.1, both models)": "relu:theory_objective"},
         paper_values={"GD on W σ(H)": "'doomed to fail' (§7)"},
         checks=[
-            Check(
+            to_precision(
                 "every entry of H negative at initialisation is still <= 0 at the end",
-                path="relu:negatives_kept",
-                op="==",
-                value=1.0,
-                name="negatives-stay",
-                ours=ours(
-                    Principle.NUMERICAL,
-                    "exact: an entry that gets no fit gradient cannot change sign under the "
-                    "weight decay's factor 1 - ηλ_H > 0",
-                ),
+                "relu:negatives_kept",
+                "==",
+                1.0,
+                "negatives-stay",
+                "exact: an entry that gets no fit gradient cannot change sign under the "
+                "weight decay's factor 1 - ηλ_H > 0",
             ),
             Check(
                 "those entries changed only by the weight decay: relative change <= 1e-9",
@@ -430,16 +427,13 @@ CLAIMS.append(
                 "gd-reaches-minimum",
             ),
             sanity(
-                Check(
+                to_precision(
                     "c_0 √ρ equals σ_W2 σ_W1 of Theorem 4.1 (relative, 1e-9)",
-                    path="theory_product_gap",
-                    op="<=",
-                    value=1e-9,
-                    name="theory-consistent",
-                    ours=ours(
-                        Principle.NUMERICAL,
-                        "two closed forms of the same number; 1e-9 is float64 slack",
-                    ),
+                    "theory_product_gap",
+                    "<=",
+                    1e-9,
+                    "theory-consistent",
+                    "two closed forms of the same number; 1e-9 is float64 slack",
                 )
             ),
         ],
