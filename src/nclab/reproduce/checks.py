@@ -14,8 +14,8 @@ test can make every check fail by perturbing the summary paths it declares (:met
 * :class:`Equals`: every path holds ``expected`` (a string, or a bool compared by identity).
   Reports the value(s) read and ``threshold = expected``.
 
-Checks several papers' claims share are built by :func:`compare`, :func:`at_most` and
-:func:`interpolates`.
+Checks several papers' claims share are built by :func:`compare`, :func:`at_most`,
+:func:`to_precision` and :func:`interpolates`.
 
 A threshold is the paper's number or ours. ``ours`` holds, for a value we chose (a tolerance, a
 factor standing for the paper's "significantly", a numerical precision), the reason for the value;
@@ -404,6 +404,22 @@ def at_most(path: str, value: float, what: str | None = None, **declared: Any) -
     'relative objective gap <= 1e-06'
     """
     return compare(path, "<=", value, what, **declared)
+
+
+def to_precision(
+    describe: str, path: str, op: str, value: float, name: str, why: str, **declared: Any
+) -> Check:
+    """``path op value`` where ``value`` is numerical precision (an exact count, an identity held
+    to float64 slack, a solver's tolerance): a threshold of ours on
+    :attr:`Principle.NUMERICAL`, ``why`` its reason; ``declared``: the rest of what a check
+    declares (:class:`Check`).
+
+    >>> chk = to_precision("spread is 0", "spread", "==", 0, "spread", "an exact count")
+    >>> chk.ours, chk.ours.principle.value
+    ('an exact count', 'numerical precision')
+    """
+    why_ours = ours(Principle.NUMERICAL, why)
+    return Check(describe, path=path, op=op, value=value, name=name, ours=why_ours, **declared)
 
 
 def interpolates(path: str = "train_acc") -> Check:

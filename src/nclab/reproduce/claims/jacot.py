@@ -20,20 +20,27 @@ from ..registry import Claim, RunSpec, Variant
 from ._common import claims_of, main_run
 
 PAPER = "Jacot, Súkeník, Wang & Mondelli (ICLR 2025)"
+#: a claim of this paper (its id prefix ``jacot/``)
+jacot_claim = claims_of(PAPER, "jacot")
+
+
+def holds(describe: str, path: str, op: str, bound: float, name: str, **declared: Any) -> Check:
+    """A bound the paper proves, read on our network (``path op bound``, no slack): a sanity
+    check, since a theorem that fails on an instance meeting its hypotheses is a bug in our code;
+    ``declared``: where the bound comes from (``source``) and the rest a check declares."""
+    return sanity(Check(describe, path, op, bound, name=name, **declared))
 
 
 def assumption_9() -> Check:
     """Assumption 4.3 (9) at initialisation, the sanity check of every claim on Theorem 4.4's
     network (the pyramid-flow runs)."""
-    return sanity(
-        Check(
-            "Assumption 4.3 (9) holds at initialisation (lhs / rhs >= 1)",
-            "assumption43_margin",
-            ">=",
-            1.0,
-            name="assumption-9",
-            source="Assumption 4.3 (9)",
-        )
+    return holds(
+        "Assumption 4.3 (9) holds at initialisation (lhs / rhs >= 1)",
+        "assumption43_margin",
+        ">=",
+        1.0,
+        "assumption-9",
+        source="Assumption 4.3 (9)",
     )
 
 
@@ -125,7 +132,7 @@ def _figure_run(preset: str, full: str = "") -> dict[str, RunSpec]:
 def _figure(preset: str, where: str, claim: str, **fields: Any) -> Claim:
     """The claim of a §6 figure, named and run after its preset (:func:`_figure_run`);
     ``fields``: the rest of the claim."""
-    return claims_of(PAPER, "jacot")(preset, where, claim, runs=_figure_run(preset), **fields)
+    return jacot_claim(preset, where, claim, runs=_figure_run(preset), **fields)
 
 
 CLAIMS = [
@@ -355,11 +362,10 @@ CLAIMS = [
             )
         ],
     ),
-    Claim(
-        id="jacot/balancedness-rate",
-        paper=PAPER,
-        where="§4, Thm 4.4 and Prop. 4.5 (proof in App. B: the recursion of D_l)",
-        claim="Under gradient descent with weight decay and no momentum, the loss falls first "
+    jacot_claim(
+        "balancedness-rate",
+        "§4, Thm 4.4 and Prop. 4.5 (proof in App. B: the recursion of D_l)",
+        "Under gradient descent with weight decay and no momentum, the loss falls first "
         "(phase 1) and the linear layers then become balanced (phase 2): for every pair of "
         "consecutive linear layers, ||W_(l+1)^T W_(l+1) - W_l W_l^T||_op decays by the exact "
         "factor (1 - eta lambda)^2 per step once the gradients are small.",

@@ -9,12 +9,14 @@ Length: six claims, each with its checks and the reasons for their thresholds.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...experiments.protocol import Validity
 from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import INTERPOLATES, Check, Principle, Ratio, beyond, ours, sanity
 from ..registry import Claim, RunSpec
 from ._common import main_run
-from .jacot import PAPER, beats_competitor, thm52_applies
+from .jacot import beats_competitor, holds, jacot_claim, thm52_applies
 
 #: why the edge-of-stability checks allow 30 %
 EOS_WHY = ours(
@@ -83,12 +85,20 @@ def _bounds_run(preset: str, *valid: Validity) -> dict[str, RunSpec]:
     return main_run("linear-head", f"{preset}-quick", preset, _NO_RUN, *valid)
 
 
+def _certificate_claim(id: str, where: str, claim: str, *valid: Validity, **fields: Any) -> Claim:
+    """A claim on the network of Theorem 3.1's certificate (``thm31-bounds``: :func:`_bounds_run`
+    with ``valid``) and its run times; ``fields``: the rest of the claim."""
+    runs = _bounds_run("thm31-bounds", *valid)
+    return jacot_claim(
+        id, where, claim, runs=runs, quick_seconds=20.0, full_seconds=900.0, **fields
+    )
+
+
 CLAIMS = [
-    Claim(
-        id="jacot/conditioning-minimiser",
-        paper=PAPER,
-        where="§5.1, Prop. 5.1 (17) and Thm 5.2 (18); proofs in App. B",
-        claim="A network that interpolates with a small parameter norm has a well-conditioned "
+    jacot_claim(
+        "conditioning-minimiser",
+        "§5.1, Prop. 5.1 (17) and Thm 5.2 (18); proofs in App. B",
+        "A network that interpolates with a small parameter norm has a well-conditioned "
         "linear head: kappa(W_(L:L1+1)) <= (17); at a global minimiser of the regularised loss with "
         "lambda <= eps1^2 / (K L2 + c) (c: the norm of a nonlinear part with Z_L1 = Y), "
         "kappa(W_(L:L1+1)) and kappa(W_L) = kappa(W_(L:L1+1))^(1/L2) obey (18).",
@@ -113,33 +123,27 @@ CLAIMS = [
             "kappa of the head": "bounded at the minimiser; kappa(W_L) -> 1 as L2 grows (§5.1)",
         },
         checks=[
-            sanity(
-                Check(
-                    "Prop. 5.1: the measured kappa(W_(L:L1+1)) is within the bound (17)",
-                    "derived.cond_prop51_log10_ratio",
-                    "<=",
-                    0.0,
-                    name="prop51-holds",
-                )
+            holds(
+                "Prop. 5.1: the measured kappa(W_(L:L1+1)) is within the bound (17)",
+                "derived.cond_prop51_log10_ratio",
+                "<=",
+                0.0,
+                "prop51-holds",
             ),
             thm52_applies(),
-            sanity(
-                Check(
-                    "Thm 5.2: the measured kappa(W_(L:L1+1)) is within the bound (18)",
-                    "derived.cond_thm52_log10_ratio",
-                    "<=",
-                    0.0,
-                    name="thm52-product-holds",
-                )
+            holds(
+                "Thm 5.2: the measured kappa(W_(L:L1+1)) is within the bound (18)",
+                "derived.cond_thm52_log10_ratio",
+                "<=",
+                0.0,
+                "thm52-product-holds",
             ),
-            sanity(
-                Check(
-                    "Thm 5.2: the measured kappa(W_L) is within (18) with exponent 1/L2",
-                    "derived.cond_thm52_log10_ratio_wl",
-                    "<=",
-                    0.0,
-                    name="thm52-wl-holds",
-                )
+            holds(
+                "Thm 5.2: the measured kappa(W_L) is within (18) with exponent 1/L2",
+                "derived.cond_thm52_log10_ratio_wl",
+                "<=",
+                0.0,
+                "thm52-wl-holds",
             ),
             Check(
                 "the trained network interpolates as a global minimiser must (eps1 within the "
@@ -161,11 +165,10 @@ CLAIMS = [
         "measured kappa(W_(L:L1+1)) = 1.23, (18) 10^14.3 above it and 10^4.8 above kappa(W_L) = "
         "1.07: (17) is informative, (18) vacuous at this size (the measured ratios are shown).",
     ),
-    Claim(
-        id="jacot/ntk-bound",
-        paper=PAPER,
-        where="§5.2, Prop. 5.3 (20); proof in App. B",
-        claim="A network that eps1-interpolates with linear layers of operator norm <= r has "
+    jacot_claim(
+        "ntk-bound",
+        "§5.2, Prop. 5.3 (20); proof in App. B",
+        "A network that eps1-interpolates with linear layers of operator norm <= r has "
         "||Theta||_op >= (s_K(Y) - eps1)^2 L2 / (K^2 r^2) (20), and with C = ||Theta||_op / L2, "
         "for every M <= L2 some layer l <= L1 + M has kappa(W_(L:l)) <= sqrt(C L2) K r / "
         "(sqrt(M) (s_K(Y) - eps1)); at interpolation the loss Hessian's top eigenvalue is "
@@ -183,33 +186,27 @@ CLAIMS = [
         theory={"bound (20) on ||Theta||_op": "derived.ntk_lower_bound"},
         paper_values={"||Theta||_op": ">= (s_K(Y) - eps1)^2 L2 / (K^2 r^2)"},
         checks=[
-            sanity(
-                Check(
-                    "(20): the measured ||Theta||_op is at least the lower bound",
-                    "derived.ntk_over_lower_bound",
-                    ">=",
-                    1.0,
-                    name="ntk-lower-bound-holds",
-                )
+            holds(
+                "(20): the measured ||Theta||_op is at least the lower bound",
+                "derived.ntk_over_lower_bound",
+                ">=",
+                1.0,
+                "ntk-lower-bound-holds",
             ),
-            sanity(
-                Check(
-                    "the proof's sharper step: the head's NTK >= (s_K - eps1)^2 / (K^2 r^2) "
-                    "sum_l kappa(W_(L:l))^2",
-                    "derived.ntk_head_over_sum_bound",
-                    ">=",
-                    1.0,
-                    name="head-ntk-sum-bound-holds",
-                )
+            holds(
+                "the proof's sharper step: the head's NTK >= (s_K - eps1)^2 / (K^2 r^2) "
+                "sum_l kappa(W_(L:l))^2",
+                "derived.ntk_head_over_sum_bound",
+                ">=",
+                1.0,
+                "head-ntk-sum-bound-holds",
             ),
-            sanity(
-                Check(
-                    "for every M, the best kappa(W_(L:l)), l <= L1 + M, is within the bound",
-                    "derived.ntk_kappa_over_bound_max",
-                    "<=",
-                    1.0,
-                    name="kappa-bound-holds",
-                )
+            holds(
+                "for every M, the best kappa(W_(L:l)), l <= L1 + M, is within the bound",
+                "derived.ntk_kappa_over_bound_max",
+                "<=",
+                1.0,
+                "kappa-bound-holds",
             ),
             Check(
                 "(19): the top Hessian eigenvalue of the paper's loss is ||Theta||_op within 5 %",
@@ -230,11 +227,10 @@ CLAIMS = [
         "lower bound (20) holds with a factor 6.3e4 of room at the full preset (||Theta||_op "
         "7.3e3 against 0.12): true, and far from tight there.",
     ),
-    Claim(
-        id="jacot/edge-of-stability",
-        paper=PAPER,
-        where="§5.2 (with Cohen et al. 2021): large learning rates and the edge of stability",
-        claim="Full-batch GD with step eta = eta_0 / L2 settles at the edge of stability: the top "
+    jacot_claim(
+        "edge-of-stability",
+        "§5.2 (with Cohen et al. 2021): large learning rates and the edge of stability",
+        "Full-batch GD with step eta = eta_0 / L2 settles at the edge of stability: the top "
         "eigenvalue of the loss Hessian rises to about 2 / eta and hovers there; this bounds the "
         "NTK, which (Prop. 5.3) forces a well-conditioned linear head, so larger steps give a "
         "better-conditioned W_L and better NC2.",
@@ -314,11 +310,10 @@ CLAIMS = [
         "entries + coupled weight decay), by Lanczos on Hessian-vector products "
         "(nclab.curvature); figure edge_of_stability.png.",
     ),
-    Claim(
-        id="jacot/lr-upper-bound",
-        paper=PAPER,
-        where="§5.2, after Proposition 5.3",
-        claim="Proposition 5.3 suggests one cannot take any significantly larger learning rate: "
+    jacot_claim(
+        "lr-upper-bound",
+        "§5.2, after Proposition 5.3",
+        "Proposition 5.3 suggests one cannot take any significantly larger learning rate: "
         "parameters that eps1-interpolate with r-bounded weights have ||Theta||_op >= (20), so "
         "the step must be smaller than 2 r^2 K^2 / (L2 (s_K(Y) - eps1)^2) (nclab's loss: N K / 2 "
         "times that).",
@@ -404,11 +399,10 @@ CLAIMS = [
         "linear layers (the proof's). nclab's step bound is N K / 2 times the paper's "
         "(tests/test_lr_bound.py checks the Hessians' ratio 2 / (N K)).",
     ),
-    Claim(
-        id="jacot/lr-scales-with-depth",
-        paper=PAPER,
-        where="§5.2, after Proposition 5.3",
-        claim="The other reading of 'one cannot take any significantly larger learning rate' "
+    jacot_claim(
+        "lr-scales-with-depth",
+        "§5.2, after Proposition 5.3",
+        "The other reading of 'one cannot take any significantly larger learning rate' "
         "than eta_0 / L2: the cap 2 r^2 K^2 / (L2 (s_K(Y) - eps1)^2) falls like 1/L2, so the "
         "largest step at which gradient descent still eps1-interpolates stably is not "
         "significantly larger than a constant over L2 as linear layers are added.",
@@ -462,14 +456,12 @@ CLAIMS = [
         "no step interpolates within the 1000 epochs (train accuracy at most 0.66 over the grid, "
         "tried once), so the step there is undefined and the depths stop at 4.",
     ),
-    Claim(
-        id="jacot/thm31-nc2-nc3",
-        paper=PAPER,
-        where="§3, Thm 3.1, bounds (2)-(5) (NC1, kappa(W_L), NC2, NC3)",
-        claim="On a network that interpolates closely with a well-balanced linear head and bounded "
+    _certificate_claim(
+        "thm31-nc2-nc3",
+        "§3, Thm 3.1, bounds (2)-(5) (NC1, kappa(W_L), NC2, NC3)",
+        "On a network that interpolates closely with a well-balanced linear head and bounded "
         "representations, all four bounds of Theorem 3.1 apply and hold: NC1 (2), kappa(W_L) (3), "
         "NC2 (4) and NC3 (5).",
-        runs=_bounds_run("thm31-bounds"),
         measured={
             "NC1 of Z_(L-1)": "certificate.measured.nc1_trace",
             "kappa(W_L)": "certificate.measured.kappa_wl",
@@ -511,8 +503,6 @@ CLAIMS = [
                 )
             ),
         ],
-        quick_seconds=20.0,
-        full_seconds=900.0,
         note="On the fig1 presets (K = 10, n_(L-1) = 128, Adam) only the NC1 bound applies: (3)-(5) "
         "need eps2 ~ 1e-5 and r^2 eps1 / s_K(Y) < 1, which few classes, few samples and long "
         "full-batch GD reach (docs/theory-jacot.md). How informative the bounds are at the full "

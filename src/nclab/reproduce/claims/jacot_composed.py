@@ -8,8 +8,8 @@ bounds (2), (4), (5) with ε2 = 0 and κ(W_L) bounded by (18), on the network of
 from __future__ import annotations
 
 from ..checks import Check
-from ..registry import Claim, RunSpec
-from .jacot import PAPER, beats_competitor, thm52_applies
+from ..registry import RunSpec
+from .jacot import beats_competitor, jacot_claim, thm52_applies
 
 #: the two readings of (18)'s exponent: the one balancedness gives, and the printed one
 READ_L2 = (
@@ -21,11 +21,10 @@ READ_L1 = "kappa(W_L) <= (18) as printed, with the exponent 1/L1"
 _D = "derived.cond_thm52_"
 
 CLAIMS = [
-    Claim(
-        id="jacot/thm52-nc",
-        paper=PAPER,
-        where="§5.1, after Theorem 5.2: (18) composed with Thm 3.1's (2), (4), (5)",
-        claim="At a global minimiser of the regularised loss with lambda <= eps1^2 / (K L2 + c), "
+    jacot_claim(
+        "thm52-nc",
+        "§5.1, after Theorem 5.2: (18) composed with Thm 3.1's (2), (4), (5)",
+        "At a global minimiser of the regularised loss with lambda <= eps1^2 / (K L2 + c), "
         "the bounds of Theorem 3.1 on NC1 (2), NC2 (4) and NC3 (5) of Z_(L-1) hold with eps2 = 0 "
         "and kappa(W_L) bounded by (18).",
         runs={

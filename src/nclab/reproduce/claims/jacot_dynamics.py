@@ -10,8 +10,8 @@ untested: after Theorem 4.4, the time of GD to reach the bound, of order
 from __future__ import annotations
 
 from ..checks import Check, Principle, Ratio, at_most, compare, interpolates, ours, sanity
-from ..registry import Claim, RunSpec
-from .jacot import PAPER, assumption_9
+from ..registry import RunSpec
+from .jacot import assumption_9, holds, jacot_claim
 
 #: the paper's exponent of lambda in the time (the 1/lambda term, which dominates for small lambda)
 EXPONENT = -1.0
@@ -49,11 +49,10 @@ def _window(what: str, path: str, name: str) -> list[Check]:
 
 
 CLAIMS = [
-    Claim(
-        id="jacot/thm44-time",
-        paper=PAPER,
-        where="§4, after Theorem 4.4 (the time (10))",
-        claim="The time eta k for gradient descent with weight decay lambda to reach Theorem "
+    jacot_claim(
+        "thm44-time",
+        "§4, after Theorem 4.4 (the time (10))",
+        "The time eta k for gradient descent with weight decay lambda to reach Theorem "
         "4.4's conditions, in particular eps2-balancedness of the linear layers "
         "(||W_(l+1)^T W_(l+1) - W_l W_l^T||_op <= eps2), is of order "
         "log(1/lambda) + log(1/eps2)/lambda: for small lambda it scales like 1/lambda, and it "
@@ -172,11 +171,10 @@ GD_WHY = ours(
 )
 
 CLAIMS.append(
-    Claim(
-        id="jacot/thm44-nc1",
-        paper=PAPER,
-        where="§4, Theorem 4.4, bounds (10)-(12), and the sentence after it",
-        claim="On a network that meets Assumptions 4.1-4.3 (n1 >= N, pyramidal widths, the "
+    jacot_claim(
+        "thm44-nc1",
+        "§4, Theorem 4.4, bounds (10)-(12), and the sentence after it",
+        "On a network that meets Assumptions 4.1-4.3 (n1 >= N, pyramidal widths, the "
         "smooth activation (7), a small second layer and large others so that (9) holds), "
         "lambda at (10)'s bound (of order eps1^2) and run for the time t* that (10)'s step "
         "count k gives as eta -> 0, the lambda-regularised square loss's gradient flow (the "
@@ -241,36 +239,30 @@ CLAIMS.append(
                 name="interpolation-25",
                 source=INTERP_WHY,
             ),
-            sanity(
-                Check(
-                    "imbalance of the linear layers <= eps2 at t*, every eps1",
-                    "imbalance_over_eps2_max",
-                    "<=",
-                    1.0,
-                    name="balanced-eps2",
-                    source="Thm 4.4's proof (||D_l^k||_op <= eps2); in the flow D_l(t) = "
-                    "exp(-2 lambda t) D_l(0) exactly, so at t* it holds with slack by algebra",
-                )
+            holds(
+                "imbalance of the linear layers <= eps2 at t*, every eps1",
+                "imbalance_over_eps2_max",
+                "<=",
+                1.0,
+                "balanced-eps2",
+                source="Thm 4.4's proof (||D_l^k||_op <= eps2); in the flow D_l(t) = "
+                "exp(-2 lambda t) D_l(0) exactly, so at t* it holds with slack by algebra",
             ),
-            sanity(
-                Check(
-                    "||Z_(L-2)||, ||Z_(L-1)||, ||W_l|| (linear) <= r of (12) at t*",
-                    "r_ratio_max",
-                    "<=",
-                    1.0,
-                    name="bounded-by-r",
-                    source="(12) and the proof of Thm 4.4 (r is large: slack by orders)",
-                )
+            holds(
+                "||Z_(L-2)||, ||Z_(L-1)||, ||W_l|| (linear) <= r of (12) at t*",
+                "r_ratio_max",
+                "<=",
+                1.0,
+                "bounded-by-r",
+                source="(12) and the proof of Thm 4.4 (r is large: slack by orders)",
             ),
-            sanity(
-                Check(
-                    "NC1 <= bound (11) at t*, every eps1",
-                    "nc1_over_bound11_max",
-                    "<=",
-                    1.0,
-                    name="nc1-below-bound-11",
-                    source="Thm 4.4, (11) as printed (vacuous here: above NC1 at initialisation)",
-                )
+            holds(
+                "NC1 <= bound (11) at t*, every eps1",
+                "nc1_over_bound11_max",
+                "<=",
+                1.0,
+                "nc1-below-bound-11",
+                source="Thm 4.4, (11) as printed (vacuous here: above NC1 at initialisation)",
             ),
             assumption_9(),
             sanity(

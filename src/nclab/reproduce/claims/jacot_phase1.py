@@ -9,8 +9,8 @@ the sweep, at λ = (10)'s bound (of order ε1², so the sweep of ε1 is a sweep 
 from __future__ import annotations
 
 from ..checks import Check, Principle, ours, sanity
-from ..registry import Claim, RunSpec
-from .jacot import PAPER, assumption_9
+from ..registry import RunSpec
+from .jacot import assumption_9, jacot_claim
 
 #: the pyramid-flow runs of jacot/thm44-nc1
 _FLOW = RunSpec(
@@ -31,11 +31,10 @@ MIN_POINTS_WHY = ours(
 )
 
 CLAIMS = [
-    Claim(
-        id="jacot/prop45-inequality",
-        paper=PAPER,
-        where="§4, Proposition 4.5 (14)-(16), with (13) and alpha from the proof of Thm 4.4 (App. B)",
-        claim="On a network meeting Assumptions 4.1-4.3, the unregularised loss satisfies the PL "
+    jacot_claim(
+        "prop45-inequality",
+        "§4, Proposition 4.5 (14)-(16), with (13) and alpha from the proof of Thm 4.4 (App. B)",
+        "On a network meeting Assumptions 4.1-4.3, the unregularised loss satisfies the PL "
         "inequality (13) ||grad C_0||^2 >= (alpha/2) C_0 in the ball B(theta0, r0), with alpha = "
         "2^-(L-3) gamma^(L-2) lambda_F lambda_(3->L) and r0 = min(lambda_F, lambda_l) / 2, and "
         "in the same ball C_lambda satisfies (14) ||grad C_lambda||^2 >= (alpha/4) (C_lambda - "
@@ -157,11 +156,10 @@ LOG_READING_GROWTH = (
 )
 
 CLAIMS.append(
-    Claim(
-        id="jacot/thm44-phase1",
-        paper=PAPER,
-        where="§4, proof sketch of Theorem 4.4 (phase 1) and Prop. 4.5's proof (App. B)",
-        claim="The first phase of gradient descent with weight decay lambda on the Theorem 4.4 "
+    jacot_claim(
+        "thm44-phase1",
+        "§4, proof sketch of Theorem 4.4 (phase 1) and Prop. 4.5's proof (App. B)",
+        "The first phase of gradient descent with weight decay lambda on the Theorem 4.4 "
         "network lasts for logarithmic time in 1/lambda (or 1/eps1), and in it the loss "
         "decreases exponentially fast, to at most 2 lambda m_lambda: C_lambda(theta_k) - lambda "
         "m_lambda <= (C_lambda(theta0) - lambda m_lambda)(1 - eta alpha/8)^k.",

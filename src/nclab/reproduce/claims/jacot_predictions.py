@@ -9,8 +9,7 @@ from __future__ import annotations
 from ...experiments.protocol import Validity
 from ..checks import Check, Principle, beyond, ours
 from ..registry import Claim
-from .jacot import PAPER
-from .jacot_beyond import _bounds_run
+from .jacot_beyond import _certificate_claim
 
 LEMMA_WHY = ours(
     Principle.THEORY,
@@ -45,26 +44,38 @@ _BRACKETED = Validity(
 )
 
 
+def _within_lemma(describe: str, key: str, bound: str, name: str, why: str) -> Check:
+    """``lemma_c2.<key> <= lemma_c2.<bound>`` on the certificate's network: a quantity of the
+    trained head within what Lemma C.2 gives at the head's own ε2 and r, for any network that
+    meets the lemma's hypotheses (it depends on no setting)."""
+    c2 = "certificate.lemma_c2"
+    return Check(
+        describe,
+        path=f"{c2}.{key}",
+        op="<=",
+        ref=f"{c2}.{bound}",
+        name=name,
+        ours=why,
+        depends_on=(),
+    )
+
+
 CLAIMS: list[Claim] = [
-    Claim(
-        id="jacot/lemma-c2",
-        paper=PAPER,
-        where="App. C, Lemma C.2",
-        claim="If the linear head is approximately balanced (ε2) with ‖W_l‖_op <= r, then "
+    _certificate_claim(
+        "lemma-c2",
+        "App. C, Lemma C.2",
+        "If the linear head is approximately balanced (ε2) with ‖W_l‖_op <= r, then "
         "‖(W_L W_Lᵀ)^L2 - W_(L:L1+1)W_(L:L1+1)ᵀ‖_op <= L2²/2 · ε2 · r^(2(L2-1)): on the trained "
         "network of Theorem 3.1's certificate.",
-        runs=_bounds_run("thm31-bounds"),
         measured=_MEASURED,
         paper_values={"Lemma C.2": "a bound (proved)"},
         checks=[
-            Check(
+            _within_lemma(
                 "Lemma C.2: the left side is at most L2²/2 ε2 r^(2(L2-1))",
-                path="certificate.lemma_c2.lhs",
-                op="<=",
-                ref="certificate.lemma_c2.bound",
-                name="lemma-c2",
-                ours=LEMMA_WHY,
-                depends_on=(),
+                "lhs",
+                "bound",
+                "lemma-c2",
+                LEMMA_WHY,
             ),
             beyond(
                 Check(
@@ -81,19 +92,16 @@ CLAIMS: list[Claim] = [
                 )
             ),
         ],
-        quick_seconds=20.0,
-        full_seconds=900.0,
         note="lemma_c2 is computed from the trained head's float64 weights beside Theorem 3.1's "
         "certificate (linear_head.measure.lemma_c2).",
     ),
-    Claim(
-        id="jacot/balanced-kappa",
-        paper=PAPER,
-        where="§5 (κ(W_L) = κ(W_(L:L1+1))^(1/L2)); App. C, Lemma C.2",
-        claim="Balancedness gives κ(W_L) = κ(W_(L:L1+1))^(1/L2) (§5); for an approximately "
+    _certificate_claim(
+        "balanced-kappa",
+        "§5 (κ(W_L) = κ(W_(L:L1+1))^(1/L2)); App. C, Lemma C.2",
+        "Balancedness gives κ(W_L) = κ(W_(L:L1+1))^(1/L2) (§5); for an approximately "
         "balanced head it holds within the perturbation Lemma C.2 allows: on the trained network "
         "of Theorem 3.1's certificate.",
-        runs=_bounds_run("thm31-bounds", _BRACKETED),
+        _BRACKETED,
         measured={
             "κ(W_L)": "certificate.lemma_c2.kappa_wl",
             "κ(W_(L:L1+1))^(1/L2)": "certificate.lemma_c2.kappa_root",
@@ -103,17 +111,13 @@ CLAIMS: list[Claim] = [
         },
         paper_values={"κ(W_L)": "κ(W_(L:L1+1))^(1/L2) if balanced"},
         checks=[
-            Check(
+            _within_lemma(
                 "κ(W_L) is κ(W_(L:L1+1))^(1/L2) within the Weyl bracket of Lemma C.2's bound",
-                path="certificate.lemma_c2.kappa_rel_gap",
-                op="<=",
-                ref="certificate.lemma_c2.kappa_tolerance",
-                name="balanced-kappa",
-                ours=WEYL_WHY,
-                depends_on=(),
+                "kappa_rel_gap",
+                "kappa_tolerance",
+                "balanced-kappa",
+                WEYL_WHY,
             ),
         ],
-        quick_seconds=20.0,
-        full_seconds=900.0,
     ),
 ]

@@ -16,7 +16,7 @@ from dataclasses import replace
 from ...experiments.fc_landscape.config import FLOAT_FLOOR
 from ...experiments.feature_collapse.presets import PAPER as REPORTED
 from ...verdicts import Diagnosis, DiagnosisKind
-from ..checks import Check, Equals, Principle, Ratio, ours, sanity
+from ..checks import Check, Equals, Principle, Ratio, ours, sanity, to_precision
 from ..registry import Claim, RunSpec
 from .laurent import (
     _ACC,
@@ -24,13 +24,13 @@ from .laurent import (
     EXP,
     NO_WD,
     NO_WD_GPU_SECONDS,
-    PAPER,
     THM2_SMALL,
     _acc,
     _percent,
     _run,
     _spec,
     _theorem,
+    fc_claim,
 )
 
 _FIG3 = REPORTED["fig3"]
@@ -167,11 +167,10 @@ STEEP_S = 2.0
 
 
 CLAIMS: list[Claim] = [
-    Claim(
-        id="feature-collapse/fig3-pca",
-        paper=PAPER,
-        where="§2.1, Fig. 3 (the PCA's singular values)",
-        claim="With uniform words, h's word embeddings and its vectors u_{k,ℓ} essentially live "
+    fc_claim(
+        "fig3-pca",
+        "§2.1, Fig. 3 (the PCA's singular values)",
+        "With uniform words, h's word embeddings and its vectors u_{k,ℓ} essentially live "
         f"in a plane: the PCA's singular values are {', '.join(f'{v:g}' for v in _FIG3['pca_words'])} "
         f"(words) and {', '.join(f'{v:g}' for v in _FIG3['pca_u'])} (u).",
         runs=_run("fig3"),
@@ -206,11 +205,10 @@ CLAIMS: list[Claim] = [
             )
         },
     ),
-    Claim(
-        id="feature-collapse/fig4a-h-star",
-        paper=PAPER,
-        where="§2.2 (Zipf words, the large training set)",
-        claim="With Zipf word frequencies and the large training set (500 sentences per class) "
+    fc_claim(
+        "fig4a-h-star",
+        "§2.2 (Zipf words, the large training set)",
+        "With Zipf word frequencies and the large training set (500 sentences per class) "
         f"h* (LayerNorm) is also {REPORTED['fig4a-ln']['test_acc']:.0%} accurate at test time.",
         runs=_run("fig4a-ln"),
         measured={**_ACC, "collapse type": "collapse_type"},
@@ -221,11 +219,10 @@ CLAIMS: list[Claim] = [
         note="the paper shows no figure of this network; the fig4a-ln presets are fig4a's with "
         "the parameter-free LayerNorm (fig4c's network)",
     ),
-    Claim(
-        id="feature-collapse/no-wd-loss",
-        paper=PAPER,
-        where="App. A.1 (no weight decay, 5 million SGD iterations)",
-        claim="Without weight decay, after training the empirical losses of all four networks "
+    fc_claim(
+        "no-wd-loss",
+        "App. A.1 (no weight decay, 5 million SGD iterations)",
+        "Without weight decay, after training the empirical losses of all four networks "
         f"(Figs. 5, 6a, 6b, 6c) are below {_A1_LOSS:g}.",
         runs={alias: _spec(alias) for alias in NO_WD},
         measured={f"{alias}: final training loss": f"{alias}:train_loss" for alias in NO_WD},
@@ -238,11 +235,10 @@ CLAIMS: list[Claim] = [
         "presets run a fraction of them (300 to 1500 epochs of the smaller problems; 300 k to "
         "600 k steps), so only the full runs (GPU work: about 14 h a seed on one CPU core) test it",
     ),
-    Claim(
-        id="feature-collapse/thm2-norms",
-        paper=PAPER,
-        where="§3.1, Theorem 2 (system (7)-(8); App. G)",
-        claim="With Zipf word frequencies and all nc^L latent variables, h is at the type-III "
+    fc_claim(
+        "thm2-norms",
+        "§3.1, Theorem 2 (system (7)-(8); App. G)",
+        "With Zipf word frequencies and all nc^L latent variables, h is at the type-III "
         "configuration of Theorem 2: the embedding of the β-th word of each concept has the norm "
         "r_β and every u_{k,ℓ} the norm c that solve the system (7)-(8) (the conjectured global "
         "minimiser; the paper proves it critical).",
@@ -271,11 +267,10 @@ CLAIMS: list[Claim] = [
         "bound is 0.082), L-BFGS on the empirical risk of 500 (quick) or 5000 sentences per "
         "class; the 5 % tolerance is ours, for the empirical risk's sampled frequencies.",
     ),
-    Claim(
-        id="feature-collapse/thm2-lambda-bound",
-        paper=PAPER,
-        where="§3.1, after Theorem 2",
-        claim="In the paper's experiments λ satisfies Theorem 2's bound "
+    fc_claim(
+        "thm2-lambda-bound",
+        "§3.1, after Theorem 2",
+        "In the paper's experiments λ satisfies Theorem 2's bound "
         '("In our experiments, λ satisfies this bound."): read with the experiments\' own K '
         "(1000 classes), λ² < L Σ_β μ_β² / (nc K); read literally with the theorem's K = nc^L, "
         "λ² < L Σ_β μ_β² / nc^(L+1).",
@@ -328,11 +323,10 @@ CLAIMS: list[Claim] = [
             )
         },
     ),
-    Claim(
-        id="feature-collapse/few-frequent-words",
-        paper=PAPER,
-        where="§2.2 (the remark closing the section)",
-        claim="If the data were dominated by a few very frequent words, the rare words would only "
+    fc_claim(
+        "few-frequent-words",
+        "§2.2 (the remark closing the section)",
+        "If the data were dominated by a few very frequent words, the rare words would only "
         "perturb h and would not hurt its performance: on Fig. 4b's small training set (5 "
         f"sentences per class) with the steeper law μ_β ∝ β^-{STEEP_S:g}, h stays at the "
         f"paper's 100 % test accuracy, far above h under the paper's law 1/β "
@@ -386,11 +380,10 @@ CLAIMS: list[Claim] = [
         "the paper's 1/β); the quick presets are fig4b-quick's (K = 1000, nspl = 5, d = 20, "
         "L-BFGS to the minimiser)",
     ),
-    Claim(
-        id="feature-collapse/no-spurious-minima",
-        paper=PAPER,
-        where="§3.1; App. H, Theorem G",
-        claim="If d > min(nw, KL) the true risk R(W, U) of h has no spurious local minimisers: "
+    fc_claim(
+        "no-spurious-minima",
+        "§3.1; App. H, Theorem G",
+        "If d > min(nw, KL) the true risk R(W, U) of h has no spurious local minimisers: "
         "local minimisation from any random start ends at the global value, which for uniform "
         "words and all K = nc^L latent variables is Theorem 1's H(τ).",
         runs={"main": _landscape("no-spurious")},
@@ -438,11 +431,10 @@ CLAIMS: list[Claim] = [
         "every weight N(0, s²) with s log-uniform in [0.03, 3]. The same starts at d = 2 (outside "
         "the hypothesis; the paper says nothing there) are reported, not judged.",
     ),
-    Claim(
-        id="feature-collapse/thm2-lambda-natural",
-        paper=PAPER,
-        where="§3.1, after Theorem 2",
-        claim="Theorem 2's bound on λ is the natural one: above it the trivial solution "
+    fc_claim(
+        "thm2-lambda-natural",
+        "§3.1, after Theorem 2",
+        "Theorem 2's bound on λ is the natural one: above it the trivial solution "
         "(W, U) = (0, 0) is the only minimiser of the true risk (every local minimisation ends "
         "there), below it the minimiser is not zero.",
         runs={"above": _landscape("thm2-zero"), "below": _landscape("thm2-nonzero")},
@@ -484,17 +476,14 @@ CLAIMS: list[Claim] = [
                 ),
             ),
             sanity(
-                Check(
+                to_precision(
                     "Theorem 2's bound equals the exact zero threshold ‖∇f(0)‖_op",
-                    path="above:lam_threshold_rel_gap",
-                    op="<=",
-                    value=1e-9,
-                    name="bound-is-threshold",
-                    ours=ours(
-                        Principle.NUMERICAL,
-                        "an identity for K = nc^L (docs/theory-feature-collapse.md), to float64 "
-                        "precision with room",
-                    ),
+                    "above:lam_threshold_rel_gap",
+                    "<=",
+                    1e-9,
+                    "bound-is-threshold",
+                    "an identity for K = nc^L (docs/theory-feature-collapse.md), to float64 "
+                    "precision with room",
                 )
             ),
             sanity(
@@ -516,11 +505,10 @@ CLAIMS: list[Claim] = [
         "= 9, at λ = 1.2 and 0.8 times Theorem 2's bound (our factors). Below the bound the "
         "minimiser is Theorem 2's type-III point (conjectured global), reported beside it.",
     ),
-    Claim(
-        id="feature-collapse/fig4b-mechanism",
-        paper=PAPER,
-        where="§2.2, Fig. 4b",
-        claim="On the small Zipf training set, the words sampled for two occurrences of one "
+    fc_claim(
+        "fig4b-mechanism",
+        "§2.2, Fig. 4b",
+        "On the small Zipf training set, the words sampled for two occurrences of one "
         "concept in a class have different frequencies, so the vectors u_{k,1}, u_{k,3} coding "
         "them get different magnitudes: within a class and concept, the norm of u_{k,ℓ} follows "
         "the mean frequency of the training words sampled at position ℓ.",

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 
 from ...experiments.fc_lemmas.config import FLOAT_TOL
 from ...experiments.protocol import Validity
-from ..checks import AnyCheck, Check, Equals, Principle, beyond, compare, ours, sanity
+from ..checks import AnyCheck, Check, Equals, Principle, beyond, compare, ours, sanity, to_precision
 from ..registry import Claim
 from ._common import main_run
-from .laurent import NO_WD, NO_WD_GPU_SECONDS, PAPER, THM2_SMALL, _theorem, fc_claim
+from .laurent import NO_WD, NO_WD_GPU_SECONDS, THM2_SMALL, _theorem, fc_claim
 from .laurent import _spec as _fc_run
 
 EXP = "fc-lemmas"
@@ -166,16 +166,13 @@ CLAIMS: list[Claim] = [
             "(iii) fitted θ_r vs nc r / ((nc-1) L)": "lemma_b.theta_rel_gap",
         },
         [
-            Check(
+            to_precision(
                 "(i) |S_r(k)| does not depend on k (spread == 0)",
-                path="lemma_b.sphere_size_spread",
-                op="==",
-                value=0,
-                name="sphere-sizes",
-                ours=ours(
-                    Principle.NUMERICAL,
-                    "numerical precision: an exact count (the sizes are integers)",
-                ),
+                "lemma_b.sphere_size_spread",
+                "==",
+                0,
+                "sphere-sizes",
+                "numerical precision: an exact count (the sizes are integers)",
                 depends_on=(),
             ),
             _exact(
@@ -511,17 +508,14 @@ CLAIMS: list[Claim] = [
             "Theorem 2's bound on λ": "system.lam_bound",
         },
         [
-            Check(
+            to_precision(
                 "every converged start ends at one solution (distinct solutions == 1)",
-                path="system.distinct",
-                op="==",
-                value=1,
-                name="unique",
-                ours=ours(
-                    Principle.NUMERICAL,
-                    "numerical precision: an exact count of the solutions that differ by more "
-                    "than the solves' precision (1e-8 relative)",
-                ),
+                "system.distinct",
+                "==",
+                1,
+                "unique",
+                "numerical precision: an exact count of the solutions that differ by more "
+                "than the solves' precision (1e-8 relative)",
                 depends_on=(),
             ),
             Equals(
@@ -531,17 +525,14 @@ CLAIMS: list[Claim] = [
                 name="ordered",
                 depends_on=(),
             ),
-            Check(
+            to_precision(
                 "the solution is fc_thm2's (max relative deviation <= 1e-8)",
-                path="system.max_rel_dev",
-                op="<=",
-                value=1e-8,
-                name="is-fc-thm2",
-                ours=ours(
-                    Principle.NUMERICAL,
-                    "numerical precision of the solves: a log-residual <= 1e-12 moves the "
-                    "solution by at most ~1e-10 relatively (the distinct-solution tolerance)",
-                ),
+                "system.max_rel_dev",
+                "<=",
+                1e-8,
+                "is-fc-thm2",
+                "numerical precision of the solves: a log-residual <= 1e-12 moves the "
+                "solution by at most ~1e-10 relatively (the distinct-solution tolerance)",
                 depends_on=(),
             ),
             sanity(
@@ -692,11 +683,10 @@ def _second_half(alias: str, what: str, key: str, op: str) -> Check:
 
 
 CLAIMS += [
-    Claim(
-        id="feature-collapse/no-wd-norms-grow",
-        paper=PAPER,
-        where="§2, remark after (5); App. A.1",
-        claim="Without weight decay (λ = 0) the objectives typically have no global minimum: "
+    fc_claim(
+        "no-wd-norms-grow",
+        "§2, remark after (5); App. A.1",
+        "Without weight decay (λ = 0) the objectives typically have no global minimum: "
         "trained without it (App. A.1's four networks), the weights keep growing while the loss "
         "falls; with weight decay (Fig. 3's h) they settle.",
         runs={
@@ -740,11 +730,10 @@ CLAIMS += [
         "and u norms, the training cross-entropy); the quick presets run 100 to 1500 epochs of "
         "the smaller problems, the full ones the paper's 5 million steps (GPU work)",
     ),
-    Claim(
-        id="feature-collapse/thm3-zipf-constant",
-        paper=PAPER,
-        where="§3.2, Theorem 3 (the constant c); §2.2, Fig. 4c",
-        claim="Theorem 3's constant c (the norm of the u_{k,ℓ} of h*'s type-II minimiser) does "
+    fc_claim(
+        "thm3-zipf-constant",
+        "§3.2, Theorem 3 (the constant c); §2.2, Fig. 4c",
+        "Theorem 3's constant c (the norm of the u_{k,ℓ} of h*'s type-II minimiser) does "
         "not depend on the word frequencies: with Zipf words (Fig. 4c's h*) the mean u norm is "
         "Theorem 3's value, as with uniform words (fig3-ln).",
         runs={"main": _fc_run("fig4c")},
@@ -760,11 +749,10 @@ CLAIMS += [
         note="the same tolerance as fig3-ln's check of c with uniform words (10 %: h*'s SGD "
         "iterate is not the minimiser); the fig4b-vs-fig4c claim runs the same fig4c presets",
     ),
-    Claim(
-        id="feature-collapse/frequent-larger-thm2",
-        paper=PAPER,
-        where="§3.1 (eq. (7)); App. G.2, Proposition D",
-        claim="Where Theorem 2 applies (all K = nc^L latent variables, λ below its bound: "
+    fc_claim(
+        "frequent-larger-thm2",
+        "§3.1 (eq. (7)); App. G.2, Proposition D",
+        "Where Theorem 2 applies (all K = nc^L latent variables, λ below its bound: "
         "thm2-small), more frequent words receive larger embeddings: the mean norm of the β-th "
         "most frequent words falls strictly with β, and the norm follows the frequency.",
         runs={"main": THM2_SMALL},

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from ..checks import Check, Principle, ours
 from ..registry import Claim
-from .laurent import PAPER
 from .laurent import _run as _fc_run
+from .laurent import fc_claim
 
 #: why the distance to N is held to the gradient's bound
 GRADIENT_WHY = ours(
@@ -79,11 +79,10 @@ def _claim(
     for alias, (_, label) in runs.items():
         measured.update(_measured(alias, label))
         checks += _checks(alias, label)
-    return Claim(
-        id=f"feature-collapse/{name}",
-        paper=PAPER,
-        where=where,
-        claim=f"Any global minimiser of {network}'s regularised risk is in N (Σ_k Û_k = 0): the "
+    return fc_claim(
+        name,
+        where,
+        f"Any global minimiser of {network}'s regularised risk is in N (Σ_k Û_k = 0): the "
         f"trained weights of {' and '.join(label for _, label in runs.values())} lie within the "
         "distance of N their full-batch gradient allows, and nearer N than as initialised.",
         runs={alias: _fc_run(preset)["main"] for alias, (preset, _) in runs.items()},

@@ -33,12 +33,15 @@ from ...experiments.catalog import get_experiment
 from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import Check, Equals, Principle, at_most, ours, sanity
 from ..registry import Claim, RunSpec
+from ._common import claims_of
 from .tirer_bruna import ETF, EXACT, OF, _metric_checks
 
 PAPER = (
     "Súkeník, Lampert & Mondelli, Neural Collapse is Globally Optimal in Deep Regularized "
     "ResNets and Transformers (appendix)"
 )
+#: a claim of this paper (its id prefix ``sukenik/``)
+sukenik_claim = claims_of(PAPER, "sukenik")
 #: the theorem ``sukenik/ufm-ce`` tests is Zhu et al.'s, which Súkeník et al.'s appendix cites
 ZHU = (
     "Zhu, Ding, Zhou, Li, You, Sulam & Qu, A Geometric Analysis of Neural Collapse with "
@@ -577,12 +580,11 @@ def _differ(key: str, label: str, margin: float) -> Check:
 
 
 CLAIMS += [
-    Claim(
-        id="sukenik/rn2-constant-lambda",
-        paper=PAPER,
-        where="Appendix figure (two-layer blocks with a constant λ, as reported); the L-RN2 "
+    sukenik_claim(
+        "rn2-constant-lambda",
+        "Appendix figure (two-layer blocks with a constant λ, as reported); the L-RN2 "
         "theorem needs λ(L) -> 0",
-        claim="The negative control: L-RN2 with a constant λ (not λ/L) does not become more "
+        "The negative control: L-RN2 with a constant λ (not λ/L) does not become more "
         "collapsed with depth the way it does with λ/L.",
         runs={
             "main": _deep_ln("rn2-ce-quick", "rn2-ce", "rn2-ce-mnist-gpu"),
@@ -616,12 +618,11 @@ CLAIMS += [
         note="Both regularisations run on the same data and seeds (the two presets differ only "
         "in train.wd_over_depth).",
     ),
-    Claim(
-        id="sukenik/depth-monotone",
-        paper=PAPER,
-        where="Appendix, proof of the main result: a block with zero weights copies its input, "
+    sukenik_claim(
+        "depth-monotone",
+        "Appendix, proof of the main result: a block with zero weights copies its input, "
         "so the optimal objective does not increase with depth",
-        claim="A trained depth-L network embedded in depth L' > L with identity blocks has the "
+        "A trained depth-L network embedded in depth L' > L with identity blocks has the "
         "same objective; trained on, it ends no higher than where it started, nor than the "
         "depth-L network trained on for as long.",
         runs={
@@ -771,11 +772,10 @@ _SEARCH_REACHES_EXACT = sanity(
 )
 
 CLAIMS += [
-    Claim(
-        id="sukenik/mse-rate-features",
-        paper=PAPER,
-        where="Appendix, proof of Lemma 4.1 (MSE)",
-        claim="A point of the GUFM-MSE whose loss exceeds the optimum by ε has features at most "
+    sukenik_claim(
+        "mse-rate-features",
+        "Appendix, proof of Lemma 4.1 (MSE)",
+        "A point of the GUFM-MSE whose loss exceeds the optimum by ε has features at most "
         "O(ε^{1/4}) from their optimum: from the conditional optimum √d·w_k/‖w_k‖ given w_k "
         "(the proof's, on its lower bound (13)) and from the optimal set (the GUFM itself).",
         runs={"main": _RATES_RUN},
@@ -791,11 +791,10 @@ CLAIMS += [
         full_seconds=900,  # estimated (5 seeds, twice the targets and iterations): not run
         note=_RATES_NOTE,
     ),
-    Claim(
-        id="sukenik/mse-rate-norm",
-        paper=PAPER,
-        where="Appendix, proof of Lemma 4.1 (MSE)",
-        claim="On the ε-sublevel set of the proof's lower bound (13), ‖w_k‖ deviates from its "
+    sukenik_claim(
+        "mse-rate-norm",
+        "Appendix, proof of Lemma 4.1 (MSE)",
+        "On the ε-sublevel set of the proof's lower bound (13), ‖w_k‖ deviates from its "
         "optimal value z* = √d/(d+λK) by at most O(ε^{1/2}).",
         runs={"main": _RATES_RUN},
         measured={
@@ -815,11 +814,10 @@ CLAIMS += [
         note=_RATES_NOTE + " On (13) the worst deviation is known exactly (quadratic, curvature "
         "d/K + λ, while ‖w_k‖ <= 1/√d; linear in ε above): the search is checked against it.",
     ),
-    Claim(
-        id="sukenik/mse-rate-orthogonal",
-        paper=PAPER,
-        where="Appendix, proof of Lemma 4.1 (MSE)",
-        claim="A point of the GUFM-MSE whose loss exceeds the optimum by ε has W O(ε^{1/4}) "
+    sukenik_claim(
+        "mse-rate-orthogonal",
+        "Appendix, proof of Lemma 4.1 (MSE)",
+        "A point of the GUFM-MSE whose loss exceeds the optimum by ε has W O(ε^{1/4}) "
         "close to an orthogonal matrix: the off-diagonal part of WWᵀ (normalised by its mean "
         "diagonal, the term the proof's loss is proportional to) is O(ε^{1/4}).",
         runs={"main": _RATES_RUN},
@@ -861,12 +859,10 @@ _GD_MATCHES_CLOSED_FORM = sanity(
 #: setting of ours enters it), read as worded and as the proof uses it
 _NORM_READING = {"depends_on": (), "of": "norm-monotone-in-lambda"}
 CLAIMS += [
-    Claim(
-        id="sukenik/ce-norm-grows",
-        paper=PAPER,
-        where="Appendix, proof of Lemma 4.1 (CE), on the optimum of Zhu et al.'s regularised "
-        "UFM-CE",
-        claim="The absolute size of the optimal w_k and h_k of the regularised UFM-CE is an "
+    sukenik_claim(
+        "ce-norm-grows",
+        "Appendix, proof of Lemma 4.1 (CE), on the optimum of Zhu et al.'s regularised UFM-CE",
+        "The absolute size of the optimal w_k and h_k of the regularised UFM-CE is an "
         "increasing function of the regularisation strength, tending to infinity as λ → ∞ "
         "(as worded). What the proof does with it (a λ_H with optimal norm √d) is the claim "
         "sukenik/ce-lambda-h-exists.",
@@ -948,11 +944,10 @@ CLAIMS += [
         "the proof needs of it (a monotone norm whose range contains √d) is judged apart, in "
         "sukenik/ce-lambda-h-exists.",
     ),
-    Claim(
-        id="sukenik/ce-lambda-h-exists",
-        paper=PAPER,
-        where="Appendix, proof of Lemma 4.1 (CE): the choice of λ_H",
-        claim="At λ_W = λ there is a λ_H for which the optimal features of Zhu et al.'s "
+    sukenik_claim(
+        "ce-lambda-h-exists",
+        "Appendix, proof of Lemma 4.1 (CE): the choice of λ_H",
+        "At λ_W = λ there is a λ_H for which the optimal features of Zhu et al.'s "
         "regularised UFM-CE have norm √d: the optimal norm is monotone in λ_H and its range "
         "over the sweep contains √d.",
         runs={"main": _CE_RUN},

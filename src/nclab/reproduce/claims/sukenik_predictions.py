@@ -6,9 +6,9 @@ read at the end of the GUFM-MSE run (``ufm`` preset ``gufm-mse``).
 from __future__ import annotations
 
 from ...experiments.ufm.config import REACHED_GAP
-from ..checks import Check, Principle, ours
+from ..checks import Check, Principle, ours, to_precision
 from ..registry import Claim
-from .sukenik import PAPER, _proof_run
+from .sukenik import _proof_run, sukenik_claim
 
 #: the proof's own rate (mse-rate-features): a feature deviates from the optimum by at most
 #: O(ε^(1/4)) at an extra loss ε; the runs reach ε <= REACHED_GAP
@@ -23,11 +23,10 @@ RATE_WHY = ours(
 NORM_PRECISION = 1e-6
 
 CLAIMS: list[Claim] = [
-    Claim(
-        id="sukenik/mse-optimum-given-w",
-        paper=PAPER,
-        where="Appendix, proof of Lemma 4.1 (MSE)",
-        claim="For the GUFM with MSE, given W with ‖w_k‖ <= d^(-1/2), the optimal features are "
+    sukenik_claim(
+        "mse-optimum-given-w",
+        "Appendix, proof of Lemma 4.1 (MSE)",
+        "For the GUFM with MSE, given W with ‖w_k‖ <= d^(-1/2), the optimal features are "
         "x_ki = √d w_k / ‖w_k‖; and at the optimum ‖w_k‖ is strictly below d^(-1/2) with a "
         "non-zero margin: read at the end of the gufm-mse run (K = 4, d = 16, n = 10, "
         "λ = 0.005), its features against √d w_k / ‖w_k‖ of its own W.",
@@ -51,18 +50,15 @@ CLAIMS: list[Claim] = [
                 ours=RATE_WHY,
                 depends_on=(),
             ),
-            Check(
+            to_precision(
                 f"‖w_k‖ is below d^(-1/2) by more than the norm's precision (1 - √d max ‖w_k‖ > "
                 f"{NORM_PRECISION:g})",
-                path="w_norm_sphere_margin",
-                op=">",
-                value=NORM_PRECISION,
-                name="w-norm-margin",
-                ours=ours(
-                    Principle.NUMERICAL,
-                    "numerical precision: the run's ‖w_k‖ is exact to 1e-6 (sukenik/gufm-mse's "
-                    "norm check), so a margin above it is a non-zero margin",
-                ),
+                "w_norm_sphere_margin",
+                ">",
+                NORM_PRECISION,
+                "w-norm-margin",
+                "numerical precision: the run's ‖w_k‖ is exact to 1e-6 (sukenik/gufm-mse's "
+                "norm check), so a margin above it is a non-zero margin",
                 depends_on=(),
             ),
         ],

@@ -316,11 +316,10 @@ def _fixed_features_checks(big: str) -> list:
 def _fixed_features() -> Claim:
     """Theorem 5.1: the exact classifier of fixed noisy features converges like 1/√n."""
     big = "largest_n"
-    return Claim(
-        id="tirer-bruna/fixed-features",
-        paper=PAPER,
-        where="§5 Theorem 5.1, App. F",
-        claim="With the features fixed at H̄ ⊗ 1ᵀ + E (i.i.d. noise σ_e, not collapsed) and "
+    return tb_claim(
+        "fixed-features",
+        "§5 Theorem 5.1, App. F",
+        "With the features fixed at H̄ ⊗ 1ᵀ + E (i.i.d. noise σ_e, not collapsed) and "
         "λ_H = λ̃_H/n, the minimiser Ŵ_n over W converges as n → ∞ to an attenuated W*: "
         "Ŵ_∞ = H̄ᵀ/(ρ + K(λ_W + σ_e²)), an orthogonal frame aligned with H̄ᵀ; the gap "
         "shrinks like 1/√n. Exact minimisers for every n × seed in one run.",
@@ -392,11 +391,10 @@ def _bias_checks(ends: str) -> list:
 def _regularized_bias() -> Claim:
     """0 < λ_b < ∞: from the simplex ETF to the orthogonal frame, one batched sweep."""
     ends = "ends"
-    return Claim(
-        id="tirer-bruna/regularized-bias",
-        paper=PAPER,
-        where="§3 (λ_b = 0: Theorem 3.2; λ_b → ∞: Theorem 3.1; λ_b > 0 from both)",
-        claim="With a regularised bias the global minimiser moves from the simplex ETF "
+    return tb_claim(
+        "regularized-bias",
+        "§3 (λ_b = 0: Theorem 3.2; λ_b → ∞: Theorem 3.1; λ_b > 0 from both)",
+        "With a regularised bias the global minimiser moves from the simplex ETF "
         "(λ_b → 0) to the orthogonal frame (λ_b → ∞) as λ_b grows: NC2^OF falls and NC2^ETF "
         "of W rises monotonically, the centred means stay a simplex ETF, and GD reaches the "
         "closed form at every λ_b (exactly the ETF up to λ_b = c/(1-c)).",
@@ -522,11 +520,10 @@ CLAIMS: list[Claim] = [
         1e-6,
         1e-6,
     ),
-    Claim(
-        id="tirer-bruna/phase-diagram",
-        paper=PAPER,
-        where="Theorem 3.1 (threshold K√(nλ_Hλ_W) = 1)",
-        claim="Across λ_W = λ_H = λ, GD ends at the collapsed orthogonal frame below the "
+    tb_claim(
+        "phase-diagram",
+        "Theorem 3.1 (threshold K√(nλ_Hλ_W) = 1)",
+        "Across λ_W = λ_H = λ, GD ends at the collapsed orthogonal frame below the "
         "threshold K√(nλ_Hλ_W) = 1 and at zero above it, with the optimal objective "
         "c - c²/2 (c = K√(nλ_Hλ_W)), resp. 1/2; one batched solve of the whole grid.",
         runs=_sweep(

@@ -12,7 +12,7 @@ from ...experiments.ufm.config import REACHED_GAP
 from ...verdicts import Diagnosis, DiagnosisKind
 from ..checks import Check, Principle, Ratio, at_most, beyond, ours
 from ..registry import Claim, RunSpec
-from .tirer_bruna import EXACT, EXP, PAPER, REACHED, _not_below, _sweep
+from .tirer_bruna import EXACT, EXP, REACHED, _not_below, _sweep, tb_claim
 
 #: the two levels "differ in structure" when the first stays at least this many times farther
 #: from an orthogonal frame than the second (ours: an order of magnitude)
@@ -37,11 +37,10 @@ def _of(alias: str, layer: str, what: str) -> Check:
 
 
 CLAIMS: list[Claim] = [
-    Claim(
-        id="tirer-bruna/phase-diagram-linear",
-        paper=PAPER,
-        where="§4, Theorem 4.1 (a nonzero minimiser below its threshold)",
-        claim="Across λ_W2 = λ_W1 = λ_H1 = λ, the linear extended UFM's global minimum is the "
+    tb_claim(
+        "phase-diagram-linear",
+        "§4, Theorem 4.1 (a nonzero minimiser below its threshold)",
+        "Across λ_W2 = λ_W1 = λ_H1 = λ, the linear extended UFM's global minimum is the "
         "collapsed orthogonal frame of Theorem 4.1 below the threshold K (nλ³)^(1/3) = 2^(-4/3) "
         "and zero above it; one batched solve of the grid, several starts per λ.",
         runs=_sweep(
@@ -107,11 +106,10 @@ CLAIMS: list[Claim] = [
         "every start (init x0.5, our choice) reaches it is ours-beyond (the paper tunes its "
         "scheme, §6, and runs no sweep).",
     ),
-    Claim(
-        id="tirer-bruna/fig5-two-levels",
-        paper=PAPER,
-        where="§6, Figs. 3-4 (extracted as Fig. 5): the linear and ReLU extended UFM",
-        claim="Adding the ReLU separates the two feature levels in structure: in the linear model "
+    tb_claim(
+        "fig5-two-levels",
+        "§6, Figs. 3-4 (extracted as Fig. 5): the linear and ReLU extended UFM",
+        "Adding the ReLU separates the two feature levels in structure: in the linear model "
         "both H1 and W1H1 end at an orthogonal frame; in the ReLU model σ(W1H1) does while H1 "
         "stays far from one.",
         runs={

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from ...experiments.ufm.config import COLLAPSED, REACHED_GAP
 from ...verdicts import Diagnosis, DiagnosisKind
-from ..checks import Check, Equals, Principle, ours, sanity
+from ..checks import Check, Equals, Principle, ours, sanity, to_precision
 from ..registry import Claim, RunSpec
-from .tirer_bruna import EXACT, EXP, PAPER, QUARTIC, _limit_frame, _rate, _sweep
+from .tirer_bruna import EXACT, EXP, QUARTIC, _limit_frame, _rate, _sweep, tb_claim
 
 #: two levels' NC1 rates (or values) are "similar" within this factor and "differ" beyond it
 SIMILAR = 2.0
@@ -85,11 +85,10 @@ def _rate_checks(alias: str, similar: bool, **reading) -> Check:
 
 
 CLAIMS: list[Claim] = [
-    Claim(
-        id="tirer-bruna/fig5-linear-similar-nc1",
-        paper=PAPER,
-        where="App. D (Fig. 5, the linear extended UFM)",
-        claim="Along gradient descent on the linear extended UFM, H1 and H2 = W1H1 have similar "
+    tb_claim(
+        "fig5-linear-similar-nc1",
+        "App. D (Fig. 5, the linear extended UFM)",
+        "Along gradient descent on the linear extended UFM, H1 and H2 = W1H1 have similar "
         "NC1: their NC1 decays at the same log-rate and their values stay close.",
         runs={"main": RunSpec(EXP, quick=_LIN, full=_LIN, seeds=8)},
         measured={
@@ -136,11 +135,10 @@ CLAIMS: list[Claim] = [
         "log10 NC1 against the step over the rate window (the records at 5e3 and 1e4 steps); "
         "the contrasts are medians over seeds, each seed judged too.",
     ),
-    Claim(
-        id="tirer-bruna/fig5-two-levels-rate",
-        paper=PAPER,
-        where="§6, Figs. 3-4 (extracted as Fig. 5): the rate",
-        claim="Adding the ReLU better distinguishes the two feature levels in the rate of their "
+    tb_claim(
+        "fig5-two-levels-rate",
+        "§6, Figs. 3-4 (extracted as Fig. 5): the rate",
+        "Adding the ReLU better distinguishes the two feature levels in the rate of their "
         "collapse: in the linear extended UFM NC1 of H1 and W1H1 fall at similar log-rates; in "
         "the ReLU model NC1 of H1 and σ(W1H1) fall at different ones.",
         runs={
@@ -196,11 +194,10 @@ CLAIMS: list[Claim] = [
         "same index). Rates over steps 5e3-1e4 (the paper's metric grid, on which every "
         "preset logs).",
     ),
-    Claim(
-        id="tirer-bruna/relu-nuclear-norm",
-        paper=PAPER,
-        where="App. E (the assumption of Theorem 4.2, observed and conjectured)",
-        claim="At a minimiser of the ReLU extended UFM reached by gradient descent, "
+    tb_claim(
+        "relu-nuclear-norm",
+        "App. E (the assumption of Theorem 4.2, observed and conjectured)",
+        "At a minimiser of the ReLU extended UFM reached by gradient descent, "
         "‖W1H1‖_* = ‖σ(W1H1)‖_*: the negative entries of W1H1 do not lower its nuclear norm.",
         runs={"main": RunSpec(EXP, quick="tb-fig5-relu", full="tb-fig5-relu", seeds=8)},
         measured={
@@ -229,11 +226,10 @@ CLAIMS: list[Claim] = [
         "difference is reported apart (nuclear_gap_not_reached). The tolerance is the one the "
         "ReLU model's vanishing metrics are held to, derived from the objective's.",
     ),
-    Claim(
-        id="tirer-bruna/unregularized-no-collapse",
-        paper=PAPER,
-        where="§2 (the UFM without regularisation)",
-        claim="With unregularised MSE loss (λ_W = λ_H = 0), gradient descent from a random "
+    tb_claim(
+        "unregularized-no-collapse",
+        "§2 (the UFM without regularisation)",
+        "With unregularised MSE loss (λ_W = λ_H = 0), gradient descent from a random "
         "initialisation typically converges to an interpolating global minimiser (loss 0) that "
         "is not collapsed.",
         runs={
@@ -287,11 +283,10 @@ ROUNDING = ours(
 )
 
 CLAIMS.append(
-    Claim(
-        id="tirer-bruna/relu-plain-ufm-fails",
-        paper=PAPER,
-        where="§7 (a ReLU on the plain UFM's features)",
-        claim="Gradient descent from a random initialisation on the plain UFM with a ReLU on its "
+    tb_claim(
+        "relu-plain-ufm-fails",
+        "§7 (a ReLU on the plain UFM's features)",
+        "Gradient descent from a random initialisation on the plain UFM with a ReLU on its "
         "features, W σ(H), fails: the negative entries of H get no fit gradient (they only "
         "shrink with the weight decay, never turn positive), and GD stops short of the "
         "collapsed minimiser that plain GD on the model without the ReLU reaches.",
@@ -319,17 +314,14 @@ CLAIMS.append(
         theory={"minimum (Theorem 3.1, both models)": "relu:theory_objective"},
         paper_values={"GD on W σ(H)": "'doomed to fail' (§7)"},
         checks=[
-            Check(
+            to_precision(
                 "every entry of H negative at initialisation is still <= 0 at the end",
-                path="relu:negatives_kept",
-                op="==",
-                value=1.0,
-                name="negatives-stay",
-                ours=ours(
-                    Principle.NUMERICAL,
-                    "exact: an entry that gets no fit gradient cannot change sign under the "
-                    "weight decay's factor 1 - ηλ_H > 0",
-                ),
+                "relu:negatives_kept",
+                "==",
+                1.0,
+                "negatives-stay",
+                "exact: an entry that gets no fit gradient cannot change sign under the "
+                "weight decay's factor 1 - ηλ_H > 0",
             ),
             Check(
                 "those entries changed only by the weight decay: relative change <= 1e-9",
@@ -386,11 +378,10 @@ FINITE_N_EXTENDED = ours(
 )
 
 CLAIMS.append(
-    Claim(
-        id="tirer-bruna/fixed-features-extended",
-        paper=PAPER,
-        where="§5 / App. F.1 (Theorem 5.1's intuition for the extended UFM)",
-        claim="With H1 fixed at non-collapsed features H̄1 ⊗ 1ᵀ + E (i.i.d. noise σ_e), gradient "
+    tb_claim(
+        "fixed-features-extended",
+        "§5 / App. F.1 (Theorem 5.1's intuition for the extended UFM)",
+        "With H1 fixed at non-collapsed features H̄1 ⊗ 1ᵀ + E (i.i.d. noise σ_e), gradient "
         "descent over (W2, W1) of the linear extended UFM ends, as n → ∞, at W2W1 → c H̄1ᵀ: the "
         "orthogonal structure and the alignment with H̄1ᵀ are restored, and the noise only "
         "attenuates the product (c = a c_0, a = ρ/(ρ + Kσ_e²), c_0 that of the collapsed H̄1).",
@@ -436,16 +427,13 @@ CLAIMS.append(
                 "gd-reaches-minimum",
             ),
             sanity(
-                Check(
+                to_precision(
                     "c_0 √ρ equals σ_W2 σ_W1 of Theorem 4.1 (relative, 1e-9)",
-                    path="theory_product_gap",
-                    op="<=",
-                    value=1e-9,
-                    name="theory-consistent",
-                    ours=ours(
-                        Principle.NUMERICAL,
-                        "two closed forms of the same number; 1e-9 is float64 slack",
-                    ),
+                    "theory_product_gap",
+                    "<=",
+                    1e-9,
+                    "theory-consistent",
+                    "two closed forms of the same number; 1e-9 is float64 slack",
                 )
             ),
         ],

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...experiments.ufm.config import REACHED_GAP
 from ..checks import Check, Principle, compare, ours
 from ..registry import Claim, RunSpec
-from .tirer_bruna import EXP, PAPER
+from .tirer_bruna import EXP, tb_claim
 
 #: the identities are first order in the distance to a critical point, which an objective gap ε
 #: bounds by O(√ε): the runs reach ε = REACHED_GAP
@@ -33,11 +33,10 @@ def _first_order(describe: str, path: str, name: str, **kw) -> Check:
 
 
 CLAIMS: list[Claim] = [
-    Claim(
-        id="tirer-bruna/thm4.1-same-range",
-        paper=PAPER,
-        where="App. D (from the proof of Theorem 4.1)",
-        claim="At the linear extended UFM's global minimiser λ_W2 W2ᵀW2 = λ_W1 W1W1ᵀ and "
+    tb_claim(
+        "thm4.1-same-range",
+        "App. D (from the proof of Theorem 4.1)",
+        "At the linear extended UFM's global minimiser λ_W2 W2ᵀW2 = λ_W1 W1W1ᵀ and "
         "λ_W1 W1ᵀW1 = λ_H1 H1H1ᵀ, so W2ᵀ, W1ᵀ and H1 'have exactly the same K dimensional "
         "range': evaluated at the end of the Fig. 5 gradient-descent runs (K = 4, d = 20, "
         "n = 50, λ = 0.005). The identities equate range(W2ᵀ) with range(W1) and range(W1ᵀ) "

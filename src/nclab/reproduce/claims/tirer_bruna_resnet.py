@@ -14,7 +14,7 @@ import dataclasses
 
 from ..checks import Check, Principle, Ratio, interpolates, ours
 from ..registry import Claim, RunSpec, Variant, paper_overrides
-from .tirer_bruna import PAPER
+from .tirer_bruna import tb_claim
 
 #: why the network's features must fall to 0.8x
 FALLS = ours(
@@ -109,11 +109,10 @@ def _resnet(mse: bool) -> Claim:
     setting = "mse-nobias" if mse else "ce-bias"
     frame = "an orthogonal frame" if mse else "a simplex ETF"
     keys = ("nc1", "nc2_etf", "nc2_of", "nc2_w_etf", "nc2_w_of", "nc3", "nc3_of")
-    return Claim(
-        id=f"tirer-bruna/resnet18-{setting}",
-        paper=PAPER,
-        where="§6 Fig. 5 (right panels), App. G Fig. 10",
-        claim=f"ResNet18 trained with SGD ({'MSE, no bias' if mse else 'cross-entropy with bias'} "
+    return tb_claim(
+        f"resnet18-{setting}",
+        "§6 Fig. 5 (right panels), App. G Fig. 10",
+        f"ResNet18 trained with SGD ({'MSE, no bias' if mse else 'cross-entropy with bias'} "
         f"in the last layer) behaves like the nonlinear extended UFM: the penultimate features "
         f"and W approach {frame}, and the penultimate level collapses more than the level one "
         "block earlier; the extended UFM at the same K ends closer to the same frame.",

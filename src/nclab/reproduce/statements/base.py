@@ -95,6 +95,15 @@ class Statement:
         return out
 
 
+def claim_ids(paper: str, *names: str) -> tuple[str, ...]:
+    """The ids of the claims ``names`` of ``paper`` (``"<paper>/<name>"``), as statements cite them.
+
+    >>> claim_ids("jacot", "fig1-mlp", "ntk-bound")
+    ('jacot/fig1-mlp', 'jacot/ntk-bound')
+    """
+    return tuple(f"{paper}/{name}" for name in names)
+
+
 def covered(
     id: str, kind: str, where: str, quote: str, *claims: str, note: str = "", exact: bool = True
 ) -> Statement:

@@ -11,28 +11,21 @@ some forty lemmas and claims), no logic.
 
 from __future__ import annotations
 
-from .base import NOT_TESTABLE, PROOF, covered, uncovered
+from .base import NOT_TESTABLE, PROOF, claim_ids, covered, uncovered
 
 P = "feature-collapse"
-FIG3, K50, FIG3_LN, FIG4A = f"{P}/fig3", f"{P}/k50", f"{P}/fig3-ln", f"{P}/fig4a"
-FIG4BC, NO_WD, NO_WD_3, NO_WD_6A = (
-    f"{P}/fig4b-vs-fig4c",
-    f"{P}/no-weight-decay",
-    f"{P}/no-wd-fig3",
-    f"{P}/no-wd-fig6a",
+FIG3, K50, FIG3_LN, FIG4A = claim_ids(P, "fig3", "k50", "fig3-ln", "fig4a")
+FIG4BC, NO_WD, NO_WD_3, NO_WD_6A = claim_ids(
+    P, "fig4b-vs-fig4c", "no-weight-decay", "no-wd-fig3", "no-wd-fig6a"
 )
 #: the new claims of issue 26 (:mod:`nclab.reproduce.claims.laurent_inventory`)
-FIG3_PCA, FIG4A_LN, NO_WD_LOSS, THM2_LAMBDA, THM2_NORMS = (
-    f"{P}/fig3-pca",
-    f"{P}/fig4a-h-star",
-    f"{P}/no-wd-loss",
-    f"{P}/thm2-lambda-bound",
-    f"{P}/thm2-norms",
+FIG3_PCA, FIG4A_LN, NO_WD_LOSS, THM2_LAMBDA, THM2_NORMS = claim_ids(
+    P, "fig3-pca", "fig4a-h-star", "no-wd-loss", "thm2-lambda-bound", "thm2-norms"
 )
 #: issue 26's claims on statements that needed a new experiment or preset
 FEW_FREQUENT = f"{P}/few-frequent-words"
 FIG4B_MECHANISM = f"{P}/fig4b-mechanism"
-NO_SPURIOUS, THM2_NATURAL = f"{P}/no-spurious-minima", f"{P}/thm2-lambda-natural"
+NO_SPURIOUS, THM2_NATURAL = claim_ids(P, "no-spurious-minima", "thm2-lambda-natural")
 
 
 def _proof(name: str, where: str, quote: str, why: str = "", kind: str = "lemma"):

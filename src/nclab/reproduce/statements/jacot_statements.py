@@ -12,36 +12,35 @@ Length: a declaration per statement of the paper (its theorems, propositions, th
 
 from __future__ import annotations
 
-from .base import NOT_TESTABLE, PROOF, covered, uncovered
+from .base import NOT_TESTABLE, PROOF, claim_ids, covered, uncovered
 
 P = "jacot"
-FIG1, FIG1_RN, FIG2, FIG2_RN = (
-    f"{P}/fig1-mlp",
-    f"{P}/fig1-resnet20",
-    f"{P}/fig2-depth",
-    f"{P}/fig2-depth-resnet20",
+FIG1, FIG1_RN, FIG2, FIG2_RN = claim_ids(
+    P, "fig1-mlp", "fig1-resnet20", "fig2-depth", "fig2-depth-resnet20"
 )
-FIG3, RATE, COND, NTK, EOS, THM31 = (
-    f"{P}/fig3-nonlinear-depth",
-    f"{P}/balancedness-rate",
-    f"{P}/conditioning-minimiser",
-    f"{P}/ntk-bound",
-    f"{P}/edge-of-stability",
-    f"{P}/thm31-nc2-nc3",
+FIG3, RATE, COND, NTK, EOS, THM31 = claim_ids(
+    P,
+    "fig3-nonlinear-depth",
+    "balancedness-rate",
+    "conditioning-minimiser",
+    "ntk-bound",
+    "edge-of-stability",
+    "thm31-nc2-nc3",
 )
 #: the new claims of issue 26 (:mod:`nclab.reproduce.claims.jacot_inventory`)
-FIG1_NC3, FIG1_PLATEAU, FIG2_NC1, FIG3_LAST, FIGA5 = (
-    f"{P}/fig1-nc3",
-    f"{P}/fig1-balancedness-plateau",
-    f"{P}/fig2-nc1-depth",
-    f"{P}/fig3-last-negativity",
-    f"{P}/figA5-resnet20-mnist",
+FIG1_NC3, FIG1_PLATEAU, FIG2_NC1, FIG3_LAST, FIGA5 = claim_ids(
+    P,
+    "fig1-nc3",
+    "fig1-balancedness-plateau",
+    "fig2-nc1-depth",
+    "fig3-last-negativity",
+    "figA5-resnet20-mnist",
 )
 #: the claims of :mod:`nclab.reproduce.claims.jacot_dynamics`
-TIME, THM44_NC1 = f"{P}/thm44-time", f"{P}/thm44-nc1"
+TIME, THM44_NC1 = claim_ids(P, "thm44-time", "thm44-nc1")
 #: issue 50: phase 1 of Theorem 4.4's proof (:mod:`nclab.reproduce.claims.jacot_phase1`) and the
 #: sentence after Theorem 5.2 (:mod:`nclab.reproduce.claims.jacot_composed`)
-PROP45, PHASE1, THM52_NC = f"{P}/prop45-inequality", f"{P}/thm44-phase1", f"{P}/thm52-nc"
+PROP45, PHASE1, THM52_NC = claim_ids(P, "prop45-inequality", "thm44-phase1", "thm52-nc")
 #: Proposition 5.3's cap on the learning rate (:mod:`nclab.reproduce.claims.jacot_beyond`)
 LR = f"{P}/lr-upper-bound"
 LR_DEPTH = f"{P}/lr-scales-with-depth"

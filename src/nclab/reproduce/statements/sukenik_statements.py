@@ -10,11 +10,11 @@ Length: a declaration per statement of the fragment, no logic.
 
 from __future__ import annotations
 
-from .base import PROOF, covered, uncovered
+from .base import PROOF, claim_ids, covered, uncovered
 
 P = "sukenik"
-GUFM_MSE, GUFM_CE, UFM_CE = f"{P}/gufm-mse", f"{P}/gufm-ce", f"{P}/ufm-ce"
-RN1_CE, RN1_MSE = f"{P}/rn1-depth-ce", f"{P}/rn1-depth-mse"
+GUFM_MSE, GUFM_CE, UFM_CE = claim_ids(P, "gufm-mse", "gufm-ce", "ufm-ce")
+RN1_CE, RN1_MSE = claim_ids(P, "rn1-depth-ce", "rn1-depth-mse")
 #: the new claims of issue 26 (:mod:`nclab.reproduce.claims.sukenik`): the CIFAR-10 depth sweep,
 #: Lemma 4.1's rates (the ufm experiment's sublevel-set sampler) and the CE norms' sweep
 RN1_CIFAR = f"{P}/rn1-depth-ce-cifar10"

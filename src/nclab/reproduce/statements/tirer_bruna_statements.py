@@ -12,34 +12,27 @@ Length: a declaration per statement of the paper, no logic.
 
 from __future__ import annotations
 
-from .base import NOT_TESTABLE, PROOF, covered, uncovered
+from .base import NOT_TESTABLE, PROOF, claim_ids, covered, uncovered
 
 P = "tirer-bruna"
-FIG2_OF, FIG2_ETF, FIG9_OF, FIG9_ETF = (
-    f"{P}/fig2-bias-free",
-    f"{P}/fig2-bias",
-    f"{P}/fig9-bias-free",
-    f"{P}/fig9-bias",
+FIG2_OF, FIG2_ETF, FIG9_OF, FIG9_ETF = claim_ids(
+    P, "fig2-bias-free", "fig2-bias", "fig9-bias-free", "fig9-bias"
 )
-FIG5_LIN, FIG5_RELU, FIG9_LIN, FIG9_RELU = (
-    f"{P}/fig5-linear",
-    f"{P}/fig5-relu",
-    f"{P}/fig9-linear",
-    f"{P}/fig9-relu",
+FIG5_LIN, FIG5_RELU, FIG9_LIN, FIG9_RELU = claim_ids(
+    P, "fig5-linear", "fig5-relu", "fig9-linear", "fig9-relu"
 )
-PHASE, FIXED, BIAS = f"{P}/phase-diagram", f"{P}/fixed-features", f"{P}/regularized-bias"
-RESNET_MSE, RESNET_CE = f"{P}/resnet18-mse-nobias", f"{P}/resnet18-ce-bias"
+PHASE, FIXED, BIAS = claim_ids(P, "phase-diagram", "fixed-features", "regularized-bias")
+RESNET_MSE, RESNET_CE = claim_ids(P, "resnet18-mse-nobias", "resnet18-ce-bias")
 #: the new claims of issue 26 (:mod:`nclab.reproduce.claims.tirer_bruna_inventory`)
-PHASE_LIN, TWO_LEVELS, RESNET_CIFAR = (
-    f"{P}/phase-diagram-linear",
-    f"{P}/fig5-two-levels",
-    f"{P}/resnet18-cifar10-mse-nobias",
+PHASE_LIN, TWO_LEVELS, RESNET_CIFAR = claim_ids(
+    P, "phase-diagram-linear", "fig5-two-levels", "resnet18-cifar10-mse-nobias"
 )
-SIMILAR_NC1, TWO_LEVELS_RATE, NUCLEAR, UNREG = (
-    f"{P}/fig5-linear-similar-nc1",
-    f"{P}/fig5-two-levels-rate",
-    f"{P}/relu-nuclear-norm",
-    f"{P}/unregularized-no-collapse",
+SIMILAR_NC1, TWO_LEVELS_RATE, NUCLEAR, UNREG = claim_ids(
+    P,
+    "fig5-linear-similar-nc1",
+    "fig5-two-levels-rate",
+    "relu-nuclear-norm",
+    "unregularized-no-collapse",
 )
 _MISSING = "the theorem's own text is missing from the extraction; quoted from {}"
 
