@@ -103,3 +103,24 @@ def test_bench_blocks_are_drawn_from_the_records(tmp_path, clean):
     for bad in ("bench bench_fake", "bench a b value=x", "claim x rows=a", "run demo/q label=x"):
         with pytest.raises(et.SpecError):
             et.parse_spec(bad)
+
+
+def test_ledger_files_read_their_keys_and_lists_as_tuples():
+    """Run and benchmark records are read one way (``LedgerFile.load``): a renamed key is found,
+    a tuple field holds a tuple (records stay hashable), every field is the file's value."""
+    import json
+
+    from nclab.evidence.bench import benchmark_records
+    from nclab.evidence.ledger import Ledger
+
+    bench = benchmark_records()
+    assert bench, "the committed ledger has benchmark records"
+    b = bench[0]
+    data = json.loads(b.path.read_text())
+    assert b.name == data["benchmark"] and b.label == data["label"]
+    assert isinstance(b.args, tuple) and list(b.args) == data["args"]
+    run = next(iter(Ledger().records()))
+    data = json.loads(run.path.read_text())
+    assert isinstance(run.seeds, tuple) and list(run.seeds) == data["seeds"]
+    assert run.experiment == data["experiment"] and run.started == data["provenance"]["started"]
+    hash(run.seeds)
